@@ -1,0 +1,381 @@
+//! The [`BoundedBuffered`] adapter and its `poll_next`.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use futures_core::stream::{FusedStream, Stream};
+use pin_project_lite::pin_project;
+
+use crate::budget::Budgets;
+use crate::slots::Slots;
+use crate::stats::Stats;
+use crate::window::Held;
+
+/// How many woken slots one `poll_next` may poll before it hands control back to
+/// the executor (the same figure as tokio's per-task budget). First polls of newly
+/// started futures are not counted: the worker and waiting budgets bound those.
+const POLL_BUDGET: usize = 128;
+
+pin_project! {
+    /// Stream for the [`bounded`](crate::BoundedStreamExt::bounded) method.
+    ///
+    /// See the [crate documentation](crate) for the budgets it enforces.
+    #[must_use = "streams do nothing unless polled"]
+    pub struct BoundedBuffered<S>
+    where
+        S: Stream,
+        S::Item: Future,
+    {
+        #[pin]
+        source: S,
+        core: Core<S::Item>,
+    }
+}
+
+/// Everything but the source: none of it is pinned (running futures sit in their
+/// own pinned boxes), so the driving code is plain `&mut self` methods.
+struct Core<F: Future> {
+    budgets: Budgets,
+    state: State,
+    source_done: bool,
+    /// The source returned `Pending` during the current `poll_next` and will wake
+    /// the consumer itself: asking it again before then is wasted work.
+    source_pending: bool,
+    waiting: VecDeque<F>,
+    slots: Slots<F>,
+    held: Held<F::Output>,
+    /// Peaks and totals; current counts are read off the parts above.
+    stats: Stats,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// Never polled: `ordered` may still be called.
+    New,
+    /// Between two calls of `poll_next`.
+    Idle,
+    /// Inside `poll_next`. Seen on entry only if a panic escaped the previous call.
+    Polling,
+    /// Returned `None`.
+    Done,
+}
+
+impl<S> BoundedBuffered<S>
+where
+    S: Stream,
+    S::Item: Future,
+{
+    #[track_caller]
+    pub(crate) fn new(source: S, workers: usize, waiting: usize) -> Self {
+        assert!(
+            workers > 0,
+            "`bounded` needs at least one worker: with `workers == 0` no future could ever run"
+        );
+        Self {
+            source,
+            core: Core {
+                budgets: Budgets {
+                    workers,
+                    waiting,
+                    window: None,
+                },
+                state: State::New,
+                source_done: false,
+                source_pending: false,
+                waiting: VecDeque::new(),
+                slots: Slots::new(),
+                held: Held::unordered(),
+                stats: Stats::default(),
+            },
+        }
+    }
+
+    /// Yields outputs in input order, letting work run at most `window` items
+    /// ahead of the oldest output not yet yielded.
+    ///
+    /// An item starts only while its input position is less than the position of
+    /// the oldest unyielded output plus `window`. Every item in that span is either
+    /// running or complete and held, so at most `window` outputs are ever held
+    /// (`active + held <= window`) and at most `min(workers, window)` futures run.
+    /// With `window == workers` this behaves like `buffered(workers)`; a larger
+    /// window lets the other workers keep going past a slow item, at the cost of
+    /// holding up to `window` outputs. Held outputs live in storage that grows to
+    /// `window` entries at most and is reused.
+    ///
+    /// The waiting budget is unchanged: with every future blocked, the source has
+    /// advanced exactly `min(workers, window) + waiting` items.
+    ///
+    /// # Panics
+    ///
+    /// If `window` is 0 (no item could ever start), or if the stream has already
+    /// been polled (outputs may already have been handed out in completion order).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let out: Vec<u64> = stream::iter([30, 10, 20])
+    ///     .map(|ms| async move {
+    ///         tokio::time::sleep(Duration::from_millis(ms)).await;
+    ///         ms
+    ///     })
+    ///     .bounded(3, 0)
+    ///     .ordered(3)
+    ///     .collect()
+    ///     .await;
+    /// assert_eq!(out, [30, 10, 20]); // input order, though the first finished last
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn ordered(mut self, window: usize) -> Self {
+        assert!(
+            window > 0,
+            "`ordered` needs a window of at least one item: with `window == 0` no item could ever start"
+        );
+        assert!(
+            self.core.state == State::New,
+            "`ordered` must be called before the stream is first polled"
+        );
+        self.core.budgets.window = Some(window);
+        self.core.held = Held::ordered();
+        self
+    }
+
+    /// Returns a snapshot of the counts the budgets bound; see [`Stats`].
+    pub fn stats(&self) -> Stats {
+        let core = &self.core;
+        Stats {
+            active: core.slots.active(),
+            waiting: core.waiting.len(),
+            held: core.held.len(),
+            ..core.stats
+        }
+    }
+
+    /// Acquires a reference to the source stream.
+    pub fn get_ref(&self) -> &S {
+        &self.source
+    }
+
+    /// Acquires a mutable reference to the source stream.
+    ///
+    /// Polling the source through this reference takes its items away from the
+    /// adapter; its budgets then no longer describe the source's position.
+    pub fn get_mut(&mut self) -> &mut S {
+        &mut self.source
+    }
+
+    /// Acquires a pinned mutable reference to the source stream.
+    ///
+    /// The warning on [`get_mut`](Self::get_mut) applies here too.
+    pub fn get_pin_mut(self: Pin<&mut Self>) -> Pin<&mut S> {
+        self.project().source
+    }
+
+    /// Consumes the adapter and returns the source stream.
+    ///
+    /// Running futures, waiting items and held outputs are dropped.
+    pub fn into_inner(self) -> S {
+        self.source
+    }
+}
+
+impl<S> Stream for BoundedBuffered<S>
+where
+    S: Stream,
+    S::Item: Future,
+{
+    type Item = <S::Item as Future>::Output;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.project();
+        this.core.poll_next(this.source, cx)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let core = &self.core;
+        if core.state == State::Done {
+            return (0, Some(0));
+        }
+        // Everything running, waiting or held will be yielded, plus whatever the
+        // source still has.
+        let in_flight = core
+            .slots
+            .active()
+            .saturating_add(core.waiting.len())
+            .saturating_add(core.held.len());
+        let (lower, upper) = if core.source_done {
+            (0, Some(0))
+        } else {
+            self.source.size_hint()
+        };
+        (
+            lower.saturating_add(in_flight),
+            upper.and_then(|upper| upper.checked_add(in_flight)),
+        )
+    }
+}
+
+impl<S> FusedStream for BoundedBuffered<S>
+where
+    S: Stream,
+    S::Item: Future,
+{
+    fn is_terminated(&self) -> bool {
+        self.core.state == State::Done
+    }
+}
+
+impl<S> fmt::Debug for BoundedBuffered<S>
+where
+    S: Stream + fmt::Debug,
+    S::Item: Future,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let budgets = &self.core.budgets;
+        f.debug_struct("BoundedBuffered")
+            .field("source", &self.source)
+            .field("workers", &budgets.workers)
+            .field("waiting", &budgets.waiting)
+            .field("window", &budgets.window)
+            .field("stats", &self.stats())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<F: Future> Core<F> {
+    fn poll_next<S>(&mut self, source: Pin<&mut S>, cx: &mut Context<'_>) -> Poll<Option<F::Output>>
+    where
+        S: Stream<Item = F>,
+    {
+        match self.state {
+            State::Done => return Poll::Ready(None),
+            State::Polling => panic!(
+                "`BoundedBuffered` polled after a panic escaped from one of its futures or its source"
+            ),
+            State::New | State::Idle => self.state = State::Polling,
+        }
+        let poll = self.drive(source, cx);
+        self.state = match poll {
+            Poll::Ready(None) => State::Done,
+            _ => State::Idle,
+        };
+        poll
+    }
+
+    fn drive<S>(&mut self, mut source: Pin<&mut S>, cx: &mut Context<'_>) -> Poll<Option<F::Output>>
+    where
+        S: Stream<Item = F>,
+    {
+        self.slots.unpark();
+        self.source_pending = false;
+        let mut budget = POLL_BUDGET;
+        loop {
+            // 1. Start every item the budgets allow, then top up the waiting queue.
+            self.fill(source.as_mut(), cx);
+
+            // 2. Poll the futures that were woken, and only those.
+            if self.slots.has_woken() {
+                let Self {
+                    slots, held, stats, ..
+                } = self;
+                slots.poll_woken(&mut budget, |position, output| {
+                    complete(held, stats, position, output);
+                });
+            }
+
+            // 3. Hand out an output. Taking it frees budget, so refill first: the
+            //    freed worker is busy again while the consumer handles the output.
+            if let Some(output) = self.held.pop() {
+                self.fill(source.as_mut(), cx);
+                return Poll::Ready(Some(output));
+            }
+
+            // 4. The end: the source is exhausted and nothing runs or waits (and
+            //    so nothing is held either).
+            if self.source_done && self.waiting.is_empty() && self.slots.active() == 0 {
+                return Poll::Ready(None);
+            }
+
+            // 5. Nothing to hand out. Yield if this call did its share of work;
+            //    sleep unless a future was woken meanwhile.
+            if budget == 0 {
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            if !self.slots.has_woken() && self.slots.park(cx.waker()) {
+                return Poll::Pending;
+            }
+        }
+    }
+
+    /// Starts items while the budgets allow (oldest waiting item first, then the
+    /// source), then pulls items into the waiting queue until it is full.
+    fn fill<S>(&mut self, mut source: Pin<&mut S>, cx: &mut Context<'_>)
+    where
+        S: Stream<Item = F>,
+    {
+        while self.budgets.may_start(self.slots.active(), self.held.len()) {
+            let future = match self.waiting.pop_front() {
+                Some(future) => future,
+                None => match self.pull(source.as_mut(), cx) {
+                    Some(future) => future,
+                    None => break,
+                },
+            };
+            self.start(future);
+        }
+        while self.budgets.may_queue(self.waiting.len()) {
+            let Some(future) = self.pull(source.as_mut(), cx) else {
+                break;
+            };
+            self.waiting.push_back(future);
+            self.stats.peak_waiting = self.stats.peak_waiting.max(self.waiting.len());
+        }
+    }
+
+    fn pull<S>(&mut self, source: Pin<&mut S>, cx: &mut Context<'_>) -> Option<F>
+    where
+        S: Stream<Item = F>,
+    {
+        if self.source_done || self.source_pending {
+            return None;
+        }
+        match source.poll_next(cx) {
+            Poll::Ready(Some(future)) => {
+                self.stats.pulled += 1;
+                Some(future)
+            }
+            Poll::Ready(None) => {
+                self.source_done = true;
+                None
+            }
+            Poll::Pending => {
+                self.source_pending = true;
+                None
+            }
+        }
+    }
+
+    fn start(&mut self, future: F) {
+        let position = self.held.begin();
+        self.stats.peak_active = self.stats.peak_active.max(self.slots.active() + 1);
+        if let Poll::Ready(output) = self.slots.start(future, position) {
+            complete(&mut self.held, &mut self.stats, position, output);
+        }
+    }
+}
+
+fn complete<T>(held: &mut Held<T>, stats: &mut Stats, position: u64, output: T) {
+    stats.completed += 1;
+    held.complete(position, output);
+    stats.peak_held = stats.peak_held.max(held.len());
+}

@@ -1,0 +1,35 @@
+//! The budgets, and the only place their rules are written down.
+
+/// What the caller allowed: how many futures run at once, how many items are
+/// pulled ahead of time, and how far ordered output may run ahead of its oldest
+/// unyielded item.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Budgets {
+    pub(crate) workers: usize,
+    pub(crate) waiting: usize,
+    /// `Some` once `.ordered(window)` was called.
+    pub(crate) window: Option<usize>,
+}
+
+impl Budgets {
+    /// Whether one more item may start, given the futures running (`active`) and
+    /// the complete outputs the consumer has not taken (`held`).
+    ///
+    /// - Workers: never more than `workers` running.
+    /// - Unordered: an untaken output keeps its worker, so `active + held <= workers`.
+    /// - Ordered: every item between the oldest unyielded one and the newest
+    ///   started one is running or held, so `active + held <= window` caps that
+    ///   span. An item at input position `p` starts only while `p < oldest + window`.
+    pub(crate) fn may_start(&self, active: usize, held: usize) -> bool {
+        let span = self.window.unwrap_or(self.workers);
+        active < self.workers && active + held < span
+    }
+
+    /// Whether one more item may be pulled into the waiting queue, which holds
+    /// `queued` items now. Together with [`Budgets::may_start`] this makes the
+    /// source advance exactly `workers + waiting` items ahead of the consumer when
+    /// every future is blocked (`min(workers, window) + waiting` when ordered).
+    pub(crate) fn may_queue(&self, queued: usize) -> bool {
+        queued < self.waiting
+    }
+}

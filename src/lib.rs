@@ -1,0 +1,179 @@
+//! Run a stream of futures with hard, separate budgets for the work that runs,
+//! the work that waits, and the results that are held.
+//!
+//! [`BoundedStreamExt::bounded`] turns any [`Stream`] of futures into a stream of
+//! their outputs, like `futures`' `buffer_unordered`, but with three budgets that
+//! each bound one quantity:
+//!
+//! - **`workers`**: at most this many futures run at once.
+//! - **`waiting`**: while the workers are busy, up to this many more items are
+//!   pulled from the source ahead of time, so a slow source (a paged API, a
+//!   database cursor) does not leave workers idle. With every future blocked the
+//!   source has advanced exactly `workers + waiting` items, never more.
+//! - **`window`** (with [`.ordered(window)`](BoundedBuffered::ordered)): outputs
+//!   come in input order, and work runs at most `window` items ahead of the
+//!   oldest output not yet yielded. A slow item does not stop the other workers,
+//!   and results never pile up beyond `window`.
+//!
+//! A semaphore bounds only the first quantity; `buffer_unordered(n)` bounds the
+//! first but never pulls ahead while its slots are full; `buffered(n)` counts held
+//! results against the same `n`, so one slow item drops it to one worker. Here
+//! each quantity has its own number, and [`BoundedBuffered::stats`] shows them.
+//!
+//! # Examples
+//!
+//! ```
+//! use bounded_buffered::BoundedStreamExt;
+//! use futures::{StreamExt, stream};
+//!
+//! # futures::executor::block_on(async {
+//! let mut squares = stream::iter(1..=100u64)
+//!     .map(|n| async move { n * n }) // any future: a request, a query, a job
+//!     .bounded(4, 8); // 4 run at once, 8 more pulled ahead
+//!
+//! let mut sum = 0;
+//! while let Some(square) = squares.next().await {
+//!     sum += square;
+//! }
+//! assert_eq!(sum, 338_350);
+//!
+//! let stats = squares.stats();
+//! assert_eq!(stats.completed, 100);
+//! assert!(stats.peak_active <= 4 && stats.peak_waiting <= 8);
+//! # });
+//! ```
+//!
+//! # What the adapter guarantees
+//!
+//! - Every future's output is yielded exactly once. The stream ends only after
+//!   the source ended and every output was yielded, and then returns `None`
+//!   forever ([`FusedStream`](futures_core::stream::FusedStream)).
+//! - `active <= workers`; `waiting <= waiting`; unordered, an output the consumer
+//!   has not taken keeps its worker busy (`active + held <= workers`); ordered,
+//!   `active + held <= window`.
+//! - When `poll_next` hands out an output, every worker the budgets allow is
+//!   already running again (its future polled once) and the waiting queue is
+//!   topped up, so the consumer's own work overlaps with the next items.
+//! - Each worker has its own waker, reused by every future it runs; a wake
+//!   queues that worker alone and `poll_next` polls only the woken ones. After
+//!   the budgets' storage is first grown, no item costs an allocation.
+//! - One `poll_next` does a bounded amount of work: after polling 128 woken
+//!   futures without an output to return it wakes its task and returns
+//!   `Pending`, so futures that keep waking themselves cannot starve the executor.
+//! - Wakes may come from any thread at any time, including late wakes from a
+//!   future that already finished: none is lost and none polls the wrong future.
+//!
+//! # Choosing the budgets
+//!
+//! Start `workers` from what the downstream resource allows (connections in a
+//! pool, a rate limit, cores for CPU work): more workers than the resource has
+//! only queue inside the resource. Set `waiting` to cover the source's latency:
+//! roughly the number of items the workers finish while the source produces
+//! one batch (a page of a paged API, say). `0` disables prefetch. For ordered
+//! output, `window == workers` behaves like `buffered(workers)`; a window a few
+//! times larger keeps the workers busy past a slow item for the price of holding
+//! up to `window` outputs.
+//!
+//! # Memory
+//!
+//! At most `workers + waiting + window` items are alive inside the adapter at
+//! once (`workers + waiting` unordered, where held outputs count against the
+//! workers): running futures, waiting items and held outputs. The storage for
+//! them (worker slots with their wakers, the waiting queue, the held outputs)
+//! grows up to those budgets the first time they are needed and is then reused;
+//! it does not depend on how many items flow through.
+//!
+//! # Executors
+//!
+//! The adapter uses nothing but [`std::task`]: it runs on tokio, smol,
+//! `futures::executor`, or any other executor, with `!Send` futures on a
+//! single-threaded executor and `!Unpin` futures (plain `async` blocks) without
+//! boxing. It is [`Send`] when the source, its futures and their outputs are.
+//! Futures are polled only while the stream is polled (as with every in-place
+//! stream adapter): while the consumer awaits something else, they wait too.
+//!
+//! # Errors, panics and drop
+//!
+//! - The adapter never drops an output: a future returning a `Result` has its
+//!   `Err` handed to the consumer like any other output, in its place. Stop
+//!   early by dropping the stream.
+//! - Dropping the stream drops the source, every running future, every waiting
+//!   item and every held output, each exactly once, right away.
+//! - A panic in a future or in the source propagates out of `poll_next`.
+//!   Dropping the stream afterwards drops everything exactly once. Polling it
+//!   again panics with a message saying so, instead of carrying on with a lost
+//!   item.
+//!
+//! # Panics
+//!
+//! `bounded` panics if `workers` is 0, and `ordered` if `window` is 0 or if the
+//! stream was already polled: none of those could ever make progress.
+#![forbid(unsafe_code)]
+#![warn(
+    missing_docs,
+    missing_debug_implementations,
+    rust_2018_idioms,
+    unreachable_pub
+)]
+#![doc(test(attr(deny(warnings))))]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+mod bounded;
+mod budget;
+mod slots;
+mod stats;
+mod sync;
+mod wake;
+mod window;
+
+pub use crate::bounded::BoundedBuffered;
+pub use crate::stats::Stats;
+
+use futures_core::stream::Stream;
+
+/// An extension trait for [`Stream`]s of futures: adds [`bounded`](Self::bounded).
+pub trait BoundedStreamExt: Stream {
+    /// Runs the futures of this stream with at most `workers` running at once and
+    /// up to `waiting` more pulled from the source ahead of time, yielding their
+    /// outputs as they complete.
+    ///
+    /// - At most `workers` futures run at once. An output the consumer has not
+    ///   taken yet keeps its worker busy, so `active + held <= workers`.
+    /// - While the workers are busy, the adapter keeps pulling from the source
+    ///   until `waiting` items are queued. With every future blocked, the source
+    ///   has advanced exactly `workers + waiting` items. `waiting == 0` means no
+    ///   prefetch: items are pulled only when a worker can start them.
+    /// - Call [`ordered`](BoundedBuffered::ordered) on the result for outputs in
+    ///   input order, with a window capping how far work may run ahead.
+    ///
+    /// # Panics
+    ///
+    /// If `workers` is 0: no future could ever run, and the stream would hang.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let mut lengths: Vec<usize> = stream::iter(["a", "bb", "ccc"])
+    ///     .map(|word| async move { word.len() })
+    ///     .bounded(2, 1)
+    ///     .collect()
+    ///     .await;
+    /// lengths.sort();
+    /// assert_eq!(lengths, [1, 2, 3]);
+    /// # });
+    /// ```
+    #[track_caller]
+    fn bounded(self, workers: usize, waiting: usize) -> BoundedBuffered<Self>
+    where
+        Self: Sized,
+        Self::Item: Future,
+    {
+        BoundedBuffered::new(self, workers, waiting)
+    }
+}
+
+impl<S: Stream + ?Sized> BoundedStreamExt for S {}

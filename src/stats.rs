@@ -1,0 +1,50 @@
+//! What the adapter is doing, in numbers.
+
+/// A snapshot of a [`BoundedBuffered`](crate::BoundedBuffered) stream's budgets in
+/// use, returned by [`BoundedBuffered::stats`](crate::BoundedBuffered::stats).
+///
+/// The first three fields are the current counts, the `peak_` fields the largest
+/// value each count has had since the stream was built, and the last two running
+/// totals. Taking a snapshot copies a few integers, so it is cheap enough to do
+/// after every item.
+///
+/// Each budget bounds one count: `active <= workers`, `waiting <= waiting`, and
+/// `active + held <= workers` (unordered) or `<= window` (ordered).
+///
+/// # Examples
+///
+/// ```
+/// use bounded_buffered::BoundedStreamExt;
+/// use futures::{StreamExt, stream};
+///
+/// # futures::executor::block_on(async {
+/// let mut results = stream::iter(0..10).map(|i| async move { i * 2 }).bounded(4, 2);
+/// while let Some(_) = results.next().await {}
+///
+/// let stats = results.stats();
+/// assert_eq!((stats.pulled, stats.completed), (10, 10));
+/// assert_eq!((stats.active, stats.waiting, stats.held), (0, 0, 0));
+/// assert!(stats.peak_active <= 4 && stats.peak_waiting <= 2);
+/// # });
+/// ```
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Futures started and not yet complete.
+    pub active: usize,
+    /// Items pulled from the source and not yet started.
+    pub waiting: usize,
+    /// Complete outputs not yet handed to the consumer.
+    pub held: usize,
+    /// The largest `active` so far. A future that completes during its first poll
+    /// counts as active during that poll.
+    pub peak_active: usize,
+    /// The largest `waiting` so far.
+    pub peak_waiting: usize,
+    /// The largest `held` so far.
+    pub peak_held: usize,
+    /// Items taken from the source so far.
+    pub pulled: u64,
+    /// Futures that have completed so far (whether or not their output was taken).
+    pub completed: u64,
+}
