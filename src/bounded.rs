@@ -149,6 +149,22 @@ where
         self
     }
 
+    /// Takes the adapter apart before it was ever polled, for a driver that runs
+    /// the same budgets elsewhere (the spawned mode).
+    ///
+    /// # Panics
+    ///
+    /// If the stream was already polled: its in-flight work cannot move.
+    #[track_caller]
+    #[allow(dead_code)] // used by the spawned mode
+    pub(crate) fn into_parts(self) -> (S, Budgets) {
+        assert!(
+            self.core.state == State::New,
+            "a `BoundedBuffered` can change mode only before it is first polled"
+        );
+        (self.source, self.core.budgets)
+    }
+
     /// Returns a snapshot of the counts the budgets bound; see [`Stats`].
     pub fn stats(&self) -> Stats {
         let core = &self.core;
