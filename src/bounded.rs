@@ -45,6 +45,8 @@ struct Core<F: Future> {
     source_pending: bool,
     waiting: VecDeque<F>,
     slots: Slots<F>,
+    /// Futures started and not yet complete.
+    active: usize,
     held: Held<F::Output>,
     /// Peaks and totals; current counts are read off the parts above.
     stats: Stats,
@@ -85,7 +87,8 @@ where
                 source_done: false,
                 source_pending: false,
                 waiting: VecDeque::new(),
-                slots: Slots::new(),
+                slots: Slots::new(workers),
+                active: 0,
                 held: Held::unordered(),
                 stats: Stats::default(),
             },
@@ -144,8 +147,10 @@ where
             self.core.state == State::New,
             "`ordered` must be called before the stream is first polled"
         );
-        self.core.budgets.window = Some(window);
-        self.core.held = Held::ordered();
+        let core = &mut self.core;
+        core.budgets.window = Some(window);
+        core.slots = Slots::new(core.budgets.workers.min(window));
+        core.held = Held::ordered();
         self
     }
 
@@ -169,7 +174,7 @@ where
     pub fn stats(&self) -> Stats {
         let core = &self.core;
         Stats {
-            active: core.slots.active(),
+            active: core.active,
             waiting: core.waiting.len(),
             held: core.held.len(),
             ..core.stats
@@ -224,8 +229,7 @@ where
         // Everything running, waiting or held will be yielded, plus whatever the
         // source still has.
         let in_flight = core
-            .slots
-            .active()
+            .active
             .saturating_add(core.waiting.len())
             .saturating_add(core.held.len());
         let (lower, upper) = if core.source_done {
@@ -295,29 +299,37 @@ impl<F: Future> Core<F> {
         self.source_pending = false;
         let mut budget = POLL_BUDGET;
         loop {
-            // 1. Start every item the budgets allow, then top up the waiting queue.
-            self.fill(source.as_mut(), cx);
-
-            // 2. Poll the futures that were woken, and only those.
+            // 1. Poll the futures that were woken, and only those.
             if self.slots.has_woken() {
                 let Self {
-                    slots, held, stats, ..
+                    slots,
+                    active,
+                    held,
+                    stats,
+                    ..
                 } = self;
                 slots.poll_woken(&mut budget, |position, output| {
+                    *active -= 1;
                     complete(held, stats, position, output);
                 });
             }
 
-            // 3. Hand out an output. Taking it frees budget, so refill first: the
+            // 2. Hand out an output. Taking it frees budget, so refill first: the
             //    freed worker is busy again while the consumer handles the output.
             if let Some(output) = self.held.pop() {
                 self.fill(source.as_mut(), cx);
                 return Poll::Ready(Some(output));
             }
 
+            // 3. Start what the budgets allow and top up the waiting queue. A new
+            //    future may finish or wake itself in its first poll: go round again.
+            if self.fill(source.as_mut(), cx) {
+                continue;
+            }
+
             // 4. The end: the source is exhausted and nothing runs or waits (and
             //    so nothing is held either).
-            if self.source_done && self.waiting.is_empty() && self.slots.active() == 0 {
+            if self.source_done && self.waiting.is_empty() && self.active == 0 {
                 return Poll::Ready(None);
             }
 
@@ -334,12 +346,14 @@ impl<F: Future> Core<F> {
     }
 
     /// Starts items while the budgets allow (oldest waiting item first, then the
-    /// source), then pulls items into the waiting queue until it is full.
-    fn fill<S>(&mut self, mut source: Pin<&mut S>, cx: &mut Context<'_>)
+    /// source), then pulls items into the waiting queue until it is full. Returns
+    /// whether it started anything.
+    fn fill<S>(&mut self, mut source: Pin<&mut S>, cx: &mut Context<'_>) -> bool
     where
         S: Stream<Item = F>,
     {
-        while self.budgets.may_start(self.slots.active(), self.held.len()) {
+        let mut started = false;
+        while self.budgets.may_start(self.active, self.held.len()) {
             let future = match self.waiting.pop_front() {
                 Some(future) => future,
                 None => match self.pull(source.as_mut(), cx) {
@@ -348,6 +362,7 @@ impl<F: Future> Core<F> {
                 },
             };
             self.start(future);
+            started = true;
         }
         while self.budgets.may_queue(self.waiting.len()) {
             let Some(future) = self.pull(source.as_mut(), cx) else {
@@ -356,8 +371,10 @@ impl<F: Future> Core<F> {
             self.waiting.push_back(future);
             self.stats.peak_waiting = self.stats.peak_waiting.max(self.waiting.len());
         }
+        started
     }
 
+    #[inline(always)]
     fn pull<S>(&mut self, source: Pin<&mut S>, cx: &mut Context<'_>) -> Option<F>
     where
         S: Stream<Item = F>,
@@ -381,15 +398,19 @@ impl<F: Future> Core<F> {
         }
     }
 
+    #[inline(always)]
     fn start(&mut self, future: F) {
         let position = self.held.begin();
-        self.stats.peak_active = self.stats.peak_active.max(self.slots.active() + 1);
+        self.active += 1;
+        self.stats.peak_active = self.stats.peak_active.max(self.active);
         if let Poll::Ready(output) = self.slots.start(future, position) {
+            self.active -= 1;
             complete(&mut self.held, &mut self.stats, position, output);
         }
     }
 }
 
+#[inline(always)]
 fn complete<T>(held: &mut Held<T>, stats: &mut Stats, position: u64, output: T) {
     stats.completed += 1;
     held.complete(position, output);

@@ -20,6 +20,7 @@ impl Budgets {
     /// - Ordered: every item between the oldest unyielded one and the newest
     ///   started one is running or held, so `active + held <= window` caps that
     ///   span. An item at input position `p` starts only while `p < oldest + window`.
+    #[inline]
     pub(crate) fn may_start(&self, active: usize, held: usize) -> bool {
         let span = self.window.unwrap_or(self.workers);
         active < self.workers && active + held < span
@@ -29,6 +30,7 @@ impl Budgets {
     /// `queued` items now. Together with [`Budgets::may_start`] this makes the
     /// source advance exactly `workers + waiting` items ahead of the consumer when
     /// every future is blocked (`min(workers, window) + waiting` when ordered).
+    #[inline]
     pub(crate) fn may_queue(&self, queued: usize) -> bool {
         queued < self.waiting
     }

@@ -6,10 +6,9 @@
 //! allocates nothing. Only slots whose waker fired are polled again.
 
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use crate::wake::{Shared, SlotWaker};
+use crate::wake::{PollGuard, ReadyTree};
 
 /// A set of worker slots, each running at most one future.
 pub(crate) struct Slots<F> {
@@ -17,124 +16,140 @@ pub(crate) struct Slots<F> {
     /// Slots that hold no future, most recently freed last (reused first, while
     /// its memory is still warm).
     free: Vec<usize>,
-    shared: Arc<Shared>,
-    /// Woken slots taken from the ready list and not polled yet. What one
+    ready: ReadyTree,
+    /// This round of woken slots, polled from `next_woken` on. What one
     /// `poll_next` leaves here when its budget runs out is polled by the next.
-    batch: Vec<usize>,
-    next_in_batch: usize,
+    woken: Vec<usize>,
+    next_woken: usize,
+    /// Slots whose future woke itself while being polled: they start the next
+    /// round, without going through the ready tree.
+    again: Vec<usize>,
 }
 
 struct Slot<F> {
     future: Pin<Box<Option<F>>>,
     waker: Waker,
-    handle: Arc<SlotWaker>,
+    /// Identifies this slot's waker to [`PollGuard`].
+    mark: usize,
     /// The input position of the item running here (used by the ordered window).
     position: u64,
 }
 
 impl<F: Future> Slots<F> {
-    pub(crate) fn new() -> Self {
+    /// Slots for at most `capacity` futures at once. Allocates nothing yet.
+    pub(crate) fn new(capacity: usize) -> Self {
         Self {
             slots: Vec::new(),
             free: Vec::new(),
-            shared: Arc::new(Shared::new()),
-            batch: Vec::new(),
-            next_in_batch: 0,
+            ready: ReadyTree::new(capacity),
+            woken: Vec::new(),
+            next_woken: 0,
+            again: Vec::new(),
         }
-    }
-
-    /// Futures started and not yet complete.
-    pub(crate) fn active(&self) -> usize {
-        self.slots.len() - self.free.len()
     }
 
     /// Puts `future` to work in a free slot and polls it once, so it is under way
     /// before the consumer sees anything.
     pub(crate) fn start(&mut self, future: F, position: u64) -> Poll<F::Output> {
-        let index = match self.free.pop() {
-            Some(index) => index,
+        let index = match self.free.last() {
+            Some(&index) => index,
             None => self.grow(),
         };
         let slot = &mut self.slots[index];
         slot.position = position;
         slot.future.set(Some(future));
-        let poll = slot.poll();
-        if poll.is_ready() {
-            self.free.push(index);
+        let (poll, self_woken) = slot.poll();
+        // A future that finished during its first poll leaves its slot free.
+        if poll.is_pending() {
+            self.free.pop();
+            if self_woken {
+                self.again.push(index);
+            }
         }
         poll
     }
 
+    /// Creates a slot and lists it as free.
     fn grow(&mut self) -> usize {
         let index = self.slots.len();
-        let handle = Arc::new(SlotWaker::new(index, Arc::clone(&self.shared)));
+        let (waker, mark) = self.ready.waker(index);
         self.slots.push(Slot {
             future: Box::pin(None),
-            waker: Waker::from(Arc::clone(&handle)),
-            handle,
+            waker,
+            mark,
             position: 0,
         });
+        self.free.push(index);
         index
     }
 
     /// Whether [`Slots::poll_woken`] has anything to do.
     pub(crate) fn has_woken(&self) -> bool {
-        self.next_in_batch < self.batch.len() || self.shared.has_ready()
+        self.next_woken < self.woken.len() || !self.again.is_empty() || self.ready.has_ready()
     }
 
     /// Polls slots whose waker fired, each at most once, until none is left or
-    /// `budget` runs out; every slot taken off the ready list costs one unit, even
-    /// a stale one, so wakes sent from elsewhere in a loop cannot keep the consumer
-    /// here. Hands each finished future's output to `done` with its position.
+    /// `budget` runs out; every slot taken off the ready tree costs one unit, even
+    /// one whose future already finished, so wakes sent from elsewhere in a loop
+    /// cannot keep the consumer here. Hands each finished future's output to
+    /// `done` with its input position.
     pub(crate) fn poll_woken(&mut self, budget: &mut usize, mut done: impl FnMut(u64, F::Output)) {
-        if self.next_in_batch == self.batch.len() {
-            self.batch.clear();
-            self.next_in_batch = 0;
-            self.shared.take_ready(&mut self.batch);
+        if self.next_woken == self.woken.len() {
+            // A new round: first the slots that woke themselves, then the tree.
+            self.woken.clear();
+            self.next_woken = 0;
+            std::mem::swap(&mut self.woken, &mut self.again);
+            if self.ready.has_ready() {
+                self.ready.take(&mut self.woken);
+            }
         }
-        while *budget > 0 && self.next_in_batch < self.batch.len() {
-            let index = self.batch[self.next_in_batch];
-            self.next_in_batch += 1;
+        while *budget > 0 && self.next_woken < self.woken.len() {
+            let index = self.woken[self.next_woken];
+            self.next_woken += 1;
             *budget -= 1;
             let slot = &mut self.slots[index];
-            slot.handle.clear();
-            // An empty slot got a wake from a future that has finished: nothing to do.
+            // A late wake from a future that has finished: nothing to do.
             if slot.future.is_none() {
                 continue;
             }
-            if let Poll::Ready(output) = slot.poll() {
-                self.free.push(index);
-                done(slot.position, output);
+            match slot.poll() {
+                (Poll::Ready(output), _) => {
+                    self.free.push(index);
+                    done(slot.position, output);
+                }
+                (Poll::Pending, true) => self.again.push(index),
+                (Poll::Pending, false) => {}
             }
         }
     }
 
-    /// See [`Shared::park`].
-    pub(crate) fn park(&self, waker: &Waker) -> bool {
-        self.shared.park(waker)
+    /// See [`ReadyTree::park`].
+    pub(crate) fn park(&mut self, waker: &Waker) -> bool {
+        self.ready.park(waker)
     }
 
-    /// See [`Shared::unpark`].
-    pub(crate) fn unpark(&self) {
-        self.shared.unpark();
-    }
-}
-
-impl<F> Drop for Slots<F> {
-    fn drop(&mut self) {
-        self.shared.forget_consumer();
+    /// See [`ReadyTree::unpark`].
+    pub(crate) fn unpark(&mut self) {
+        self.ready.unpark();
     }
 }
 
 impl<F: Future> Slot<F> {
-    /// Polls the future in this slot; a finished future is dropped at once, so
-    /// what it holds is released before its output is handed on.
-    fn poll(&mut self) -> Poll<F::Output> {
+    /// Polls the future in this slot, and says whether it woke itself meanwhile.
+    /// A finished future is dropped at once, so what it holds is released before
+    /// its output is handed on.
+    fn poll(&mut self) -> (Poll<F::Output>, bool) {
         let Some(future) = self.future.as_mut().as_pin_mut() else {
             unreachable!("a slot is polled only while it holds a future");
         };
-        let output = std::task::ready!(future.poll(&mut Context::from_waker(&self.waker)));
-        self.future.set(None);
-        Poll::Ready(output)
+        let polling = PollGuard::enter(self.mark);
+        match future.poll(&mut Context::from_waker(&self.waker)) {
+            Poll::Ready(output) => {
+                drop(polling);
+                self.future.set(None);
+                (Poll::Ready(output), false)
+            }
+            Poll::Pending => (Poll::Pending, polling.self_woken()),
+        }
     }
 }

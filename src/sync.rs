@@ -2,21 +2,16 @@
 //! model-checked versions under `RUSTFLAGS="--cfg loom"`.
 //!
 //! Only what carries a wake from a worker slot to the consumer goes through here:
-//! the per-slot `queued` flag, the ready list, the `parked` flag and the consumer's
-//! waker. Everything else in the crate is single-threaded and uses `std` directly.
+//! the words of the ready tree, the `parked` flag and the consumer's waker. Everything else in the crate is single-threaded and uses `std` directly.
 
 #[cfg(not(loom))]
-pub(crate) use std::sync::Mutex;
-#[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicBool, Ordering};
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 #[cfg(not(loom))]
 pub(crate) use futures_util::task::AtomicWaker;
 
 #[cfg(loom)]
-pub(crate) use loom::sync::Mutex;
-#[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicBool, Ordering};
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// loom's `AtomicWaker` registers by reference under another name; this wrapper
 /// gives it the `futures` spelling so the protocol code reads the same in both builds.

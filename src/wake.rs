@@ -1,145 +1,122 @@
 //! How a wake travels from a worker slot to the task that polls the stream.
 //!
-//! Every worker slot owns one [`SlotWaker`], created with the slot and lent to
-//! each future that runs in it, so starting a future allocates nothing. Waking it
-//! puts the slot's index on the shared ready list, at most once until the
-//! consumer takes the index back, and wakes the consumer only if the consumer has
-//! parked. Wakes that arrive while the consumer is inside `poll_next` (a future
-//! waking itself during its own poll is the common case) cost no trip through the
-//! executor: the consumer looks at the ready list again before it sleeps.
+//! Woken slots are recorded in a tree of 64-bit words: bit `b` of a leaf says
+//! "slot `64 * leaf + b` was woken", and bit `b` of an inner word says "child `b`
+//! has a bit set". Every slot owns one waker, built when the slot is created and
+//! lent to each future that runs there, so starting a future allocates nothing.
 //!
-//! The protocol has three rules, each needed for "no wake is lost":
-//! 1. A slot clears its `queued` flag with a read-modify-write *before* it is
-//!    polled, so a wake that lands during the poll queues the slot again, and a
-//!    wake that saw the flag still set is ordered before the poll that follows.
-//! 2. The consumer registers its waker, then sets `parked`, then looks at the
-//!    ready list under its lock; a waker pushes under the same lock, then reads
-//!    `parked`. The lock orders the two, so either the consumer sees the index or
-//!    the waker sees `parked` and wakes it.
-//! 3. Only one waker turns `parked` off (a swap), so a burst of wakes costs the
-//!    executor one wake-up.
+//! A wake sets the slot's bit with one `fetch_or`. Only a wake that finds its
+//! word empty goes on to the parent word, so a burst of wakes in one word costs
+//! one atomic operation each, and the bit itself is the "already queued" flag:
+//! a slot is never queued twice. Only a wake that reaches an empty root may have
+//! to wake the consumer, and only if the consumer parked; a future that wakes
+//! itself while the consumer is inside `poll_next` costs no trip through the
+//! executor. The tree is grown one leaf at a time as slots are created, so its
+//! size follows the slots in use, not the worker budget.
+//!
+//! A future that wakes its own waker while this thread polls it (a yield, or a
+//! budget running out) needs no atomics at all: the consumer marks the slot it is
+//! polling in a thread-local, the wake finds its own mark there and flips it, and
+//! the consumer puts the slot back on its local list when the poll returns.
+//!
+//! Why no wake is lost:
+//! 1. The consumer takes a word with a `swap(0)` before it polls the slots it
+//!    names, so a wake that lands during a poll sets the bit again, and the swap
+//!    reads every wake before it, so the poll sees what those wakes published.
+//! 2. A set bit in a child word always has its parent bit set, or the consumer
+//!    has taken the parent bit and will swap the child next, or the waker that
+//!    set the child's first bit has not reached the parent yet (and will).
+//! 3. Before sleeping the consumer registers its waker, sets `parked`, then reads
+//!    the root; a waker sets the root bit, then reads `parked`. All four are
+//!    `SeqCst`, so one of the two sees the other: the consumer does not sleep, or
+//!    the waker wakes it. Only the waker that turns `parked` off wakes it.
 
-use std::mem;
-use std::ops::DerefMut;
-use std::sync::{Arc, PoisonError};
+use std::cell::Cell;
+use std::sync::Arc;
 use std::task::{Wake, Waker};
 
-use crate::sync::{AtomicBool, AtomicWaker, Mutex, Ordering};
+use crate::sync::{AtomicBool, AtomicU64, AtomicWaker, Ordering::SeqCst};
+
+/// Slots per word of the ready tree.
+const FANOUT: usize = 64;
+
+/// What [`POLLING`] holds once the future being polled woke itself. No waker
+/// lives at this address: allocations are aligned.
+const SELF_WOKEN: usize = 1;
+
+#[cfg(not(loom))]
+std::thread_local! {
+    /// The slot whose future this thread is polling, as the address of its
+    /// waker; [`SELF_WOKEN`] once that future woke its own waker; 0 otherwise.
+    static POLLING: Cell<usize> = const { Cell::new(0) };
+}
+
+#[cfg(loom)]
+loom::thread_local! {
+    static POLLING: Cell<usize> = Cell::new(0);
+}
+
+/// Marks this thread as polling the future of one slot, until dropped (even by
+/// a panic, so a later waker at the same address cannot match a stale mark).
+/// Nested polls (a future polling another stream of this crate) restore the
+/// outer mark on the way out.
+pub(crate) struct PollGuard {
+    outer: usize,
+}
+
+impl PollGuard {
+    #[inline]
+    pub(crate) fn enter(slot: usize) -> Self {
+        Self {
+            outer: POLLING.with(|polling| polling.replace(slot)),
+        }
+    }
+
+    /// Whether the future woke its own waker during this poll.
+    #[inline]
+    pub(crate) fn self_woken(&self) -> bool {
+        POLLING.with(|polling| polling.get() == SELF_WOKEN)
+    }
+}
+
+impl Drop for PollGuard {
+    #[inline]
+    fn drop(&mut self) {
+        POLLING.with(|polling| polling.set(self.outer));
+    }
+}
 
 /// State shared between the consumer and every slot's waker.
 #[derive(Debug)]
-pub(crate) struct Shared {
-    /// Indices of slots woken since the consumer last took the list. Each slot
-    /// appears at most once (see [`SlotWaker::queued`]), so its length never
-    /// exceeds the number of slots and it stops growing once the slots exist.
-    ready: Mutex<Vec<usize>>,
-    /// A hint that `ready` is not empty, so the consumer's hot path can skip the
-    /// lock. Written under the lock; a stale `false` only delays a poll until the
-    /// consumer's locked look in [`Shared::park`].
-    nonempty: AtomicBool,
+struct Consumer {
     /// The consumer is about to sleep, or sleeps: the next waker must wake it.
     parked: AtomicBool,
-    /// The waker of the task that polls the stream.
-    consumer: AtomicWaker,
+    waker: AtomicWaker,
 }
 
-impl Shared {
-    pub(crate) fn new() -> Self {
-        Self {
-            ready: Mutex::new(Vec::new()),
-            nonempty: AtomicBool::new(false),
-            parked: AtomicBool::new(false),
-            consumer: AtomicWaker::new(),
-        }
-    }
+/// One word of the ready tree.
+#[derive(Debug)]
+struct Node {
+    bits: AtomicU64,
+    /// The parent word and this node's bit in it; `None` for the root.
+    parent: Option<(Arc<Node>, u32)>,
+}
 
-    fn ready(&self) -> impl DerefMut<Target = Vec<usize>> + '_ {
-        // Nothing panics while the lock is held (a push that cannot allocate
-        // aborts), so a poisoned lock still guards a consistent list.
-        self.ready.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn push(&self, index: usize) {
-        {
-            let mut ready = self.ready();
-            if ready.is_empty() {
-                self.nonempty.store(true, Ordering::Release);
-            }
-            ready.push(index);
-        }
-        if self.parked.load(Ordering::Acquire) && self.parked.swap(false, Ordering::AcqRel) {
-            self.consumer.wake();
-        }
-    }
-
-    /// Whether some slot may have been woken since the last [`Shared::take_ready`].
-    pub(crate) fn has_ready(&self) -> bool {
-        self.nonempty.load(Ordering::Acquire)
-    }
-
-    /// Moves the indices of every woken slot into `batch`, which must be empty;
-    /// the two vectors trade buffers, so neither allocates once both are grown.
-    pub(crate) fn take_ready(&self, batch: &mut Vec<usize>) {
-        debug_assert!(batch.is_empty());
-        let mut ready = self.ready();
-        mem::swap(&mut *ready, batch);
-        self.nonempty.store(false, Ordering::Release);
-    }
-
-    /// The consumer starts a `poll_next`: wakes that arrive now need not reach the
-    /// executor, since the consumer checks the ready list before it sleeps.
-    pub(crate) fn unpark(&self) {
-        if self.parked.load(Ordering::Relaxed) {
-            self.parked.store(false, Ordering::Relaxed);
-        }
-    }
-
-    /// The consumer wants to sleep: registers `waker`, then returns `true` if no
-    /// slot was woken meanwhile (sleep; the next wake reaches `waker`), or `false`
-    /// if one was (poll it instead of sleeping).
-    pub(crate) fn park(&self, waker: &Waker) -> bool {
-        self.consumer.register(waker);
-        self.parked.store(true, Ordering::SeqCst);
-        if self.ready().is_empty() {
-            true
-        } else {
-            self.parked.store(false, Ordering::Relaxed);
-            false
-        }
-    }
-
-    /// Drops the consumer's waker, so wakers that outlive the stream do not keep
-    /// the consumer's task alive.
-    pub(crate) fn forget_consumer(&self) {
-        drop(self.consumer.take());
+impl Node {
+    fn new(parent: Option<(Arc<Node>, u32)>) -> Arc<Self> {
+        Arc::new(Self {
+            bits: AtomicU64::new(0),
+            parent,
+        })
     }
 }
 
 /// The waker of one worker slot.
 #[derive(Debug)]
-pub(crate) struct SlotWaker {
-    index: usize,
-    /// Set by a wake that queued this slot; cleared by the consumer just before it
-    /// polls the slot. While set, further wakes have nothing to do.
-    queued: AtomicBool,
-    shared: Arc<Shared>,
-}
-
-impl SlotWaker {
-    pub(crate) fn new(index: usize, shared: Arc<Shared>) -> Self {
-        Self {
-            index,
-            queued: AtomicBool::new(false),
-            shared,
-        }
-    }
-
-    /// Called by the consumer right before it polls the slot (rule 1).
-    pub(crate) fn clear(&self) {
-        // A swap, not a store: it reads the latest wake in the flag's order, so
-        // whatever that wake published is visible to the poll that follows.
-        self.queued.swap(false, Ordering::AcqRel);
-    }
+struct SlotWaker {
+    leaf: Arc<Node>,
+    bit: u32,
+    consumer: Arc<Consumer>,
 }
 
 impl Wake for SlotWaker {
@@ -148,8 +125,161 @@ impl Wake for SlotWaker {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        if !self.queued.swap(true, Ordering::AcqRel) {
-            self.shared.push(self.index);
+        let slot = Arc::as_ptr(self) as usize;
+        if POLLING.with(|polling| polling.get() == slot && polling.replace(SELF_WOKEN) == slot) {
+            return;
         }
+        let mut node = &self.leaf;
+        let mut bit = self.bit;
+        loop {
+            // A word that already had a bit set is already on its way to the
+            // consumer, through whoever set that bit first (rule 2).
+            if node.bits.fetch_or(1 << bit, SeqCst) != 0 {
+                return;
+            }
+            match &node.parent {
+                Some((parent, parent_bit)) => (node, bit) = (parent, *parent_bit),
+                None => break,
+            }
+        }
+        // The root was empty: the consumer may be asleep (rule 3).
+        let consumer = &self.consumer;
+        if consumer.parked.load(SeqCst) && consumer.parked.swap(false, SeqCst) {
+            consumer.waker.wake();
+        }
+    }
+}
+
+/// The consumer's side of the tree: every word, by level, leaves first.
+#[derive(Debug)]
+pub(crate) struct ReadyTree {
+    /// `levels[0]` are the leaves; the last level, once it exists, is the root.
+    levels: Vec<Vec<Arc<Node>>>,
+    /// The root again, one pointer closer: the consumer reads it on every poll.
+    root: Option<Arc<Node>>,
+    /// Whether this consumer set `parked` and may not have seen it cleared: only
+    /// then does it need to touch the shared flag when it starts polling.
+    parked: bool,
+    /// How many levels the tree has once its first slot exists: enough for
+    /// `capacity` slots.
+    depth: usize,
+    consumer: Arc<Consumer>,
+}
+
+impl ReadyTree {
+    /// A tree for at most `capacity` slots. Allocates no word yet.
+    pub(crate) fn new(capacity: usize) -> Self {
+        let mut depth = 1;
+        let mut covered = FANOUT;
+        while covered < capacity {
+            depth += 1;
+            covered = covered.saturating_mul(FANOUT);
+        }
+        Self {
+            levels: Vec::new(),
+            root: None,
+            parked: false,
+            depth,
+            consumer: Arc::new(Consumer {
+                parked: AtomicBool::new(false),
+                waker: AtomicWaker::new(),
+            }),
+        }
+    }
+
+    /// Builds the waker of slot `index`, which must be the next slot: slots are
+    /// created in order, so the words on its path are created here when needed.
+    /// Also returns the slot's mark for [`PollGuard::enter`].
+    pub(crate) fn waker(&mut self, index: usize) -> (Waker, usize) {
+        if self.levels.is_empty() {
+            let root = Node::new(None);
+            self.levels = vec![Vec::new(); self.depth];
+            self.levels[self.depth - 1].push(Arc::clone(&root));
+            self.root = Some(root);
+        }
+        // Walk up from the leaf until a level already has the word needed.
+        let mut missing = 0;
+        let mut word = index / FANOUT;
+        while self.levels[missing].len() <= word {
+            debug_assert_eq!(self.levels[missing].len(), word, "slots are created in order");
+            missing += 1;
+            word /= FANOUT;
+        }
+        // Create the missing words top-down, each under its existing parent.
+        for level in (0..missing).rev() {
+            let word = index / FANOUT.pow(level as u32 + 1);
+            let parent = Arc::clone(&self.levels[level + 1][word / FANOUT]);
+            let bit = (word % FANOUT) as u32;
+            self.levels[level].push(Node::new(Some((parent, bit))));
+        }
+        let waker = Arc::new(SlotWaker {
+            leaf: Arc::clone(&self.levels[0][index / FANOUT]),
+            bit: (index % FANOUT) as u32,
+            consumer: Arc::clone(&self.consumer),
+        });
+        let mark = Arc::as_ptr(&waker) as usize;
+        (Waker::from(waker), mark)
+    }
+
+    /// Whether some slot may have been woken since the last [`ReadyTree::take`].
+    #[inline]
+    pub(crate) fn has_ready(&self) -> bool {
+        self.root
+            .as_ref()
+            .is_some_and(|root| root.bits.load(SeqCst) != 0)
+    }
+
+    /// Takes every woken slot off the tree, appending their indices to `woken`.
+    #[inline]
+    pub(crate) fn take(&self, woken: &mut Vec<usize>) {
+        if let Some(root) = &self.root {
+            self.take_word(self.depth - 1, 0, root, woken);
+        }
+    }
+
+    fn take_word(&self, level: usize, word: usize, node: &Node, woken: &mut Vec<usize>) {
+        let mut bits = node.bits.swap(0, SeqCst);
+        while bits != 0 {
+            let child = word * FANOUT + bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            if level == 0 {
+                woken.push(child);
+            } else {
+                self.take_word(level - 1, child, &self.levels[level - 1][child], woken);
+            }
+        }
+    }
+
+    /// The consumer starts a `poll_next`: wakes that arrive now need not reach the
+    /// executor, since the consumer looks at the tree before it sleeps.
+    #[inline]
+    pub(crate) fn unpark(&mut self) {
+        if self.parked {
+            self.parked = false;
+            self.consumer.parked.store(false, SeqCst);
+        }
+    }
+
+    /// The consumer wants to sleep: registers `waker`, then returns `true` if no
+    /// slot was woken meanwhile (sleep: the next wake reaches `waker`), or `false`
+    /// if one was (poll it instead of sleeping).
+    pub(crate) fn park(&mut self, waker: &Waker) -> bool {
+        self.consumer.waker.register(waker);
+        self.consumer.parked.store(true, SeqCst);
+        if self.has_ready() {
+            self.consumer.parked.store(false, SeqCst);
+            false
+        } else {
+            self.parked = true;
+            true
+        }
+    }
+}
+
+impl Drop for ReadyTree {
+    /// Wakers can outlive the stream (a future may have handed its waker to a
+    /// timer or another thread); they must not keep the consumer's task alive.
+    fn drop(&mut self) {
+        drop(self.consumer.waker.take());
     }
 }
