@@ -21,6 +21,8 @@ pub(crate) struct Slots<F> {
     /// `poll_next` leaves here when its budget runs out is polled by the next.
     woken: Vec<usize>,
     next_woken: usize,
+    /// Counts the rounds of [`Slots::poll_woken`]; see [`Slot::polled_in_round`].
+    round: u64,
     /// Slots whose future woke itself while being polled: they start the next
     /// round, without going through the ready tree.
     again: Vec<usize>,
@@ -33,6 +35,10 @@ struct Slot<F> {
     mark: usize,
     /// The input position of the item running here (used by the ordered window).
     position: u64,
+    /// The last round of [`Slots::poll_woken`] that polled this slot. A slot can
+    /// be listed twice in one round (it woke itself, and another thread woke it
+    /// through the tree during the same poll); one poll answers both wakes.
+    polled_in_round: u64,
 }
 
 impl<F: Future> Slots<F> {
@@ -44,6 +50,7 @@ impl<F: Future> Slots<F> {
             ready: ReadyTree::new(capacity),
             woken: Vec::new(),
             next_woken: 0,
+            round: 0,
             again: Vec::new(),
         }
     }
@@ -78,6 +85,7 @@ impl<F: Future> Slots<F> {
             waker,
             mark,
             position: 0,
+            polled_in_round: 0,
         });
         self.free.push(index);
         index
@@ -99,6 +107,7 @@ impl<F: Future> Slots<F> {
             self.woken.clear();
             self.next_woken = 0;
             std::mem::swap(&mut self.woken, &mut self.again);
+            self.round += 1;
             if self.ready.has_ready() {
                 self.ready.take(&mut self.woken);
             }
@@ -108,10 +117,12 @@ impl<F: Future> Slots<F> {
             self.next_woken += 1;
             *budget -= 1;
             let slot = &mut self.slots[index];
-            // A late wake from a future that has finished: nothing to do.
-            if slot.future.is_none() {
+            // A late wake from a future that has finished, or a second listing
+            // of a slot already polled this round: nothing to do.
+            if slot.future.is_none() || slot.polled_in_round == self.round {
                 continue;
             }
+            slot.polled_in_round = self.round;
             match slot.poll() {
                 (Poll::Ready(output), _) => {
                     self.free.push(index);

@@ -27,9 +27,13 @@
 //!    has taken the parent bit and will swap the child next, or the waker that
 //!    set the child's first bit has not reached the parent yet (and will).
 //! 3. Before sleeping the consumer registers its waker, sets `parked`, then reads
-//!    the root; a waker sets the root bit, then reads `parked`. All four are
-//!    `SeqCst`, so one of the two sees the other: the consumer does not sleep, or
-//!    the waker wakes it. Only the waker that turns `parked` off wakes it.
+//!    the root; a waker sets the root bit, then clears `parked`. All four are
+//!    read-modify-writes, so each reads the latest value of its word, and
+//!    whichever of the two root operations comes second sees the other thread's
+//!    `parked` write: the consumer does not sleep, or the waker wakes it. Only the
+//!    waker that turns `parked` off wakes it. (Plain `SeqCst` loads and stores
+//!    would do as well in the C++ model, but loom checks `SeqCst` accesses as
+//!    `AcqRel` and would report a lost wake that cannot happen.)
 
 use std::cell::Cell;
 use std::sync::Arc;
@@ -144,7 +148,7 @@ impl Wake for SlotWaker {
         }
         // The root was empty: the consumer may be asleep (rule 3).
         let consumer = &self.consumer;
-        if consumer.parked.load(SeqCst) && consumer.parked.swap(false, SeqCst) {
+        if consumer.parked.swap(false, SeqCst) {
             consumer.waker.wake();
         }
     }
@@ -256,7 +260,7 @@ impl ReadyTree {
     pub(crate) fn unpark(&mut self) {
         if self.parked {
             self.parked = false;
-            self.consumer.parked.store(false, SeqCst);
+            self.consumer.parked.swap(false, SeqCst);
         }
     }
 
@@ -265,9 +269,14 @@ impl ReadyTree {
     /// if one was (poll it instead of sleeping).
     pub(crate) fn park(&mut self, waker: &Waker) -> bool {
         self.consumer.waker.register(waker);
-        self.consumer.parked.store(true, SeqCst);
-        if self.has_ready() {
-            self.consumer.parked.store(false, SeqCst);
+        self.consumer.parked.swap(true, SeqCst);
+        // A read-modify-write, so it reads the latest bits (rule 3).
+        let woken = self
+            .root
+            .as_ref()
+            .is_some_and(|root| root.bits.fetch_or(0, SeqCst) != 0);
+        if woken {
+            self.consumer.parked.swap(false, SeqCst);
             false
         } else {
             self.parked = true;

@@ -7,7 +7,13 @@
 
 use std::collections::VecDeque;
 
-pub(crate) enum Held<T> {
+pub(crate) struct Held<T> {
+    /// Outputs held, in either order: the budget check reads it on every start.
+    len: usize,
+    order: Order<T>,
+}
+
+enum Order<T> {
     /// Completion order.
     Unordered(VecDeque<T>),
     /// Input order. `entries[i]` belongs to the item at input position `front + i`:
@@ -16,36 +22,38 @@ pub(crate) enum Held<T> {
     Ordered {
         entries: VecDeque<Option<T>>,
         front: u64,
-        held: usize,
     },
 }
 
 impl<T> Held<T> {
     pub(crate) fn unordered() -> Self {
-        Self::Unordered(VecDeque::new())
+        Self {
+            len: 0,
+            order: Order::Unordered(VecDeque::new()),
+        }
     }
 
     pub(crate) fn ordered() -> Self {
-        Self::Ordered {
-            entries: VecDeque::new(),
-            front: 0,
-            held: 0,
+        Self {
+            len: 0,
+            order: Order::Ordered {
+                entries: VecDeque::new(),
+                front: 0,
+            },
         }
     }
 
     /// Complete outputs not yet handed out.
     pub(crate) fn len(&self) -> usize {
-        match self {
-            Self::Unordered(done) => done.len(),
-            Self::Ordered { held, .. } => *held,
-        }
+        self.len
     }
 
-    /// Reserves an entry for an item about to start and returns its position.
+    /// Reserves an entry for an item about to start and returns its position
+    /// (unordered, positions are not needed: always 0).
     pub(crate) fn begin(&mut self) -> u64 {
-        match self {
-            Self::Unordered(_) => 0,
-            Self::Ordered { entries, front, .. } => {
+        match &mut self.order {
+            Order::Unordered(_) => 0,
+            Order::Ordered { entries, front } => {
                 entries.push_back(None);
                 *front + entries.len() as u64 - 1
             }
@@ -54,36 +62,29 @@ impl<T> Held<T> {
 
     /// Stores the output of the item at `position`.
     pub(crate) fn complete(&mut self, position: u64, output: T) {
-        match self {
-            Self::Unordered(done) => done.push_back(output),
-            Self::Ordered {
-                entries,
-                front,
-                held,
-            } => {
+        match &mut self.order {
+            Order::Unordered(done) => done.push_back(output),
+            Order::Ordered { entries, front } => {
                 let entry = &mut entries[(position - *front) as usize];
                 debug_assert!(entry.is_none(), "an item completed twice");
                 *entry = Some(output);
-                *held += 1;
             }
         }
+        self.len += 1;
     }
 
     /// Takes the next output that may be handed to the consumer.
     pub(crate) fn pop(&mut self) -> Option<T> {
-        match self {
-            Self::Unordered(done) => done.pop_front(),
-            Self::Ordered {
-                entries,
-                front,
-                held,
-            } => {
+        let output = match &mut self.order {
+            Order::Unordered(done) => done.pop_front()?,
+            Order::Ordered { entries, front } => {
                 let output = entries.front_mut()?.take()?;
                 entries.pop_front();
                 *front += 1;
-                *held -= 1;
-                Some(output)
+                output
             }
-        }
+        };
+        self.len -= 1;
+        Some(output)
     }
 }
