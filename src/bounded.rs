@@ -104,8 +104,9 @@ where
     /// (`active + held <= window`) and at most `min(workers, window)` futures run.
     /// With `window == workers` this behaves like `buffered(workers)`; a larger
     /// window lets the other workers keep going past a slow item, at the cost of
-    /// holding up to `window` outputs. Held outputs live in storage that grows to
-    /// `window` entries at most and is reused.
+    /// holding up to `window` outputs. Held outputs live in a ring indexed by
+    /// input position, which doubles as the span of started items grows, up to
+    /// the power of two at or above `window`, and is then reused.
     ///
     /// The waiting budget is unchanged: with every future blocked, the source has
     /// advanced exactly `min(workers, window) + waiting` items.

@@ -16,12 +16,16 @@ pub(crate) struct Held<T> {
 enum Order<T> {
     /// Completion order.
     Unordered(VecDeque<T>),
-    /// Input order. `entries[i]` belongs to the item at input position `front + i`:
-    /// `None` while it runs, `Some` once it completed and waits for the ones before
-    /// it. Its length is the number of items started and not yet yielded.
+    /// Input order. The item at input position `p` owns `ring[p % ring.len()]`
+    /// from its start until it is yielded: `None` while it runs, `Some` once it
+    /// completed and waits for the ones before it. `front..next` are the items
+    /// started and not yet yielded; the window keeps that span below its size,
+    /// and the ring (a power of two, so `%` is a mask) doubles when the span
+    /// reaches it, up to the window.
     Ordered {
-        entries: VecDeque<Option<T>>,
+        ring: Vec<Option<T>>,
         front: u64,
+        next: u64,
     },
 }
 
@@ -37,8 +41,9 @@ impl<T> Held<T> {
         Self {
             len: 0,
             order: Order::Ordered {
-                entries: VecDeque::new(),
+                ring: Vec::new(),
                 front: 0,
+                next: 0,
             },
         }
     }
@@ -53,9 +58,12 @@ impl<T> Held<T> {
     pub(crate) fn begin(&mut self) -> u64 {
         match &mut self.order {
             Order::Unordered(_) => 0,
-            Order::Ordered { entries, front } => {
-                entries.push_back(None);
-                *front + entries.len() as u64 - 1
+            Order::Ordered { ring, front, next } => {
+                if (*next - *front) as usize == ring.len() {
+                    grow(ring, *front..*next);
+                }
+                *next += 1;
+                *next - 1
             }
         }
     }
@@ -64,8 +72,9 @@ impl<T> Held<T> {
     pub(crate) fn complete(&mut self, position: u64, output: T) {
         match &mut self.order {
             Order::Unordered(done) => done.push_back(output),
-            Order::Ordered { entries, front } => {
-                let entry = &mut entries[(position - *front) as usize];
+            Order::Ordered { ring, .. } => {
+                let mask = ring.len() - 1;
+                let entry = &mut ring[position as usize & mask];
                 debug_assert!(entry.is_none(), "an item completed twice");
                 *entry = Some(output);
             }
@@ -77,14 +86,30 @@ impl<T> Held<T> {
     pub(crate) fn pop(&mut self) -> Option<T> {
         let output = match &mut self.order {
             Order::Unordered(done) => done.pop_front()?,
-            Order::Ordered { entries, front } => {
-                let output = entries.front_mut()?.take()?;
-                entries.pop_front();
+            Order::Ordered { ring, front, next } => {
+                if *front == *next {
+                    return None;
+                }
+                let mask = ring.len() - 1;
+                let output = ring[*front as usize & mask].take()?;
                 *front += 1;
                 output
             }
         };
         self.len -= 1;
         Some(output)
+    }
+}
+
+/// Doubles `ring`, moving the entries of the items at `span` to their places in
+/// the larger ring.
+fn grow<T>(ring: &mut Vec<Option<T>>, span: std::ops::Range<u64>) {
+    let old = std::mem::take(ring);
+    let len = (old.len() * 2).max(4);
+    ring.resize_with(len, || None);
+    let (old_mask, mask) = (old.len().wrapping_sub(1), len - 1);
+    let mut old = old;
+    for position in span {
+        ring[position as usize & mask] = old[position as usize & old_mask].take();
     }
 }

@@ -1,0 +1,138 @@
+//! Allocation bound: the adapter's storage (slots, wakers, waiting queue, reorder
+//! window, ready list) grows to its budgets once and is then reused, so running
+//! 1 000 or 200 000 items through the same budgets performs the same number of
+//! allocations.
+//!
+//! One test in this binary: the counting allocator is process-wide, and it counts
+//! only on the thread that turned counting on, so libtest's own threads do not
+//! disturb the figures.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::task::{Context, Poll};
+
+use bounded_buffered::BoundedStreamExt;
+use futures::stream::{self, Stream, StreamExt};
+use futures_test::task::noop_waker;
+
+struct CountingAlloc;
+
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    // `const` and without a destructor, so reading it never allocates.
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+}
+
+fn note_allocation() {
+    if COUNTING.with(Cell::get) {
+        ALLOCATIONS.fetch_add(1, Relaxed);
+    }
+}
+
+// SAFETY: every call is forwarded unchanged to `System`; the counter touches no
+// allocator state.
+unsafe impl GlobalAlloc for CountingAlloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note_allocation();
+        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        note_allocation();
+        // SAFETY: as above.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note_allocation();
+        // SAFETY: as above.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: as above.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: CountingAlloc = CountingAlloc;
+
+/// Completes with its id after waking itself `yields` times, so items finish
+/// out of input order, slots are woken and reused, and ordered outputs are held.
+/// Allocates nothing itself.
+struct YieldThenReady {
+    id: u64,
+    yields: u32,
+}
+
+impl Future for YieldThenReady {
+    type Output = u64;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<u64> {
+        if self.yields == 0 {
+            return Poll::Ready(self.id);
+        }
+        self.yields -= 1;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+/// Allocations made while building the stream and draining `items` items
+/// through it (ordered when `window` is given). Polls by hand with a waker that
+/// does not allocate.
+fn allocations_for(items: u64, window: Option<usize>) -> u64 {
+    let waker = noop_waker();
+    let mut cx = Context::from_waker(&waker);
+    COUNTING.with(|counting| counting.set(true));
+    let before = ALLOCATIONS.load(Relaxed);
+    let source = stream::iter(0..items).map(|id| YieldThenReady {
+        id,
+        // 0..=4 yields in a pattern that is not a multiple of the worker count.
+        yields: (id * 7 % 5) as u32,
+    });
+    let mut stream = source.bounded(4, 8);
+    if let Some(window) = window {
+        stream = stream.ordered(window);
+    }
+    let mut stream = std::pin::pin!(stream);
+    let mut sum = 0u64;
+    let mut count = 0u64;
+    loop {
+        match stream.as_mut().poll_next(&mut cx) {
+            Poll::Ready(Some(id)) => {
+                sum += id;
+                count += 1;
+            }
+            Poll::Ready(None) => break,
+            Poll::Pending => {}
+        }
+    }
+    let after = ALLOCATIONS.load(Relaxed);
+    COUNTING.with(|counting| counting.set(false));
+    assert_eq!(count, items);
+    assert_eq!(sum, items * (items - 1) / 2);
+    after - before
+}
+
+#[test]
+fn allocations_do_not_grow_with_the_number_of_items() {
+    for window in [None, Some(4), Some(16)] {
+        let small = allocations_for(1_000, window);
+        let large = allocations_for(200_000, window);
+        println!("window {window:?}: {small} allocations for 1 000 items, {large} for 200 000");
+        assert_eq!(
+            small, large,
+            "window {window:?}: allocations grow with the items"
+        );
+        assert!(
+            small > 0,
+            "the counting allocator saw nothing: the test would prove nothing"
+        );
+    }
+}
