@@ -92,6 +92,37 @@
 //! Futures are polled only while the stream is polled (as with every in-place
 //! stream adapter): while the consumer awaits something else, they wait too.
 //!
+//! # Spawned mode
+//!
+//! [`.spawn_on(executor)`](BoundedBuffered::spawn_on) runs the same budgets with
+//! the futures in `workers` tasks fed by a producer task, on any [`Spawner`]: a
+//! `tokio::runtime::Handle` (feature `tokio`), a smol executor (feature `smol`),
+//! or a closure that spawns. The futures then keep running while the consumer
+//! awaits something else, and run in parallel on a multi-threaded executor. The
+//! price is `Send + 'static` for the source, its futures and their outputs, and
+//! a few locks per item. Nothing is spawned before the first poll; dropping the
+//! [`Spawned`] stream cancels every task, and a panic in a task is re-raised by
+//! the stream.
+//!
+//! ```
+//! use bounded_buffered::BoundedStreamExt;
+//! use futures::{StreamExt, stream};
+//!
+//! # #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+//! # async fn main() {
+//! let mut lengths = stream::iter(["a", "bb", "ccc"])
+//!     .map(|word| async move { word.len() })
+//!     .bounded(2, 1)
+//!     .spawn_on(tokio::runtime::Handle::current());
+//! let mut total = 0;
+//! while let Some(length) = lengths.next().await {
+//!     total += length; // the workers keep going meanwhile
+//! }
+//! assert_eq!(total, 6);
+//! assert_eq!(lengths.stats().completed, 3);
+//! # }
+//! ```
+//!
 //! # Errors, panics and drop
 //!
 //! - The adapter never drops an output: a future returning a `Result` has its
@@ -121,12 +152,16 @@
 mod bounded;
 mod budget;
 mod slots;
+mod spawn;
 mod stats;
 mod sync;
 mod wake;
 mod window;
 
 pub use crate::bounded::BoundedBuffered;
+#[cfg(feature = "smol")]
+pub use crate::spawn::SmolGlobal;
+pub use crate::spawn::{Spawned, Spawner};
 pub use crate::stats::Stats;
 
 use futures_core::stream::Stream;

@@ -205,7 +205,11 @@ impl ReadyTree {
         let mut missing = 0;
         let mut word = index / FANOUT;
         while self.levels[missing].len() <= word {
-            debug_assert_eq!(self.levels[missing].len(), word, "slots are created in order");
+            debug_assert_eq!(
+                self.levels[missing].len(),
+                word,
+                "slots are created in order"
+            );
             missing += 1;
             word /= FANOUT;
         }

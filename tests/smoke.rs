@@ -4,7 +4,10 @@ use futures::{StreamExt, stream};
 #[test]
 fn smoke() {
     let out: Vec<u32> = futures::executor::block_on(
-        stream::iter(0..1000u32).map(|i| async move { i }).bounded(4, 8).collect(),
+        stream::iter(0..1000u32)
+            .map(|i| async move { i })
+            .bounded(4, 8)
+            .collect(),
     );
     assert_eq!(out.len(), 1000);
 }

@@ -1,0 +1,285 @@
+//! Spawned mode delivers like the in-place adapter: every output exactly once,
+//! in input order when ordered, then `None` forever; it is lazy, `Send`, and
+//! its `Debug` and `Stats` work without anything from the item type.
+
+mod spawn_support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::Poll;
+
+use bounded_buffered::{BoundedStreamExt, Spawned, Stats};
+use futures::stream::{self, FusedStream, Stream, StreamExt};
+use spawn_support::{Gates, Probe, SmolPool, Stepper, poll_once, tokio_runtime, yield_now};
+
+const ITEMS: usize = 2_000;
+
+/// Items that yield a varying number of times, so they complete out of order.
+fn jittery(items: usize) -> impl futures::Stream<Item = impl Future<Output = usize> + Send> + Send {
+    stream::iter(0..items).map(|index| async move {
+        for _ in 0..(index * 7919) % 5 {
+            yield_now().await;
+        }
+        index
+    })
+}
+
+fn check_exactly_once(mut outputs: Vec<usize>, stats: Stats) {
+    outputs.sort_unstable();
+    assert_eq!(outputs, (0..ITEMS).collect::<Vec<_>>());
+    assert_eq!(
+        (stats.pulled, stats.completed),
+        (ITEMS as u64, ITEMS as u64)
+    );
+    assert_eq!((stats.active, stats.waiting, stats.held), (0, 0, 0));
+}
+
+#[test]
+fn every_output_exactly_once_on_tokio_multi_thread() {
+    let runtime = tokio_runtime();
+    let mut stream = jittery(ITEMS)
+        .bounded(4, 8)
+        .spawn_on(runtime.handle().clone());
+    let outputs = runtime.block_on(stream.by_ref().collect::<Vec<_>>());
+    check_exactly_once(outputs, stream.stats());
+}
+
+#[test]
+fn every_output_exactly_once_on_smol_executor() {
+    let pool = SmolPool::new(3);
+    let mut stream = jittery(ITEMS)
+        .bounded(4, 8)
+        .spawn_on(Arc::clone(&pool.executor));
+    let outputs = smol::block_on(stream.by_ref().collect::<Vec<_>>());
+    check_exactly_once(outputs, stream.stats());
+}
+
+#[test]
+fn every_output_exactly_once_with_a_closure_spawner() {
+    let runtime = tokio_runtime();
+    let handle = runtime.handle().clone();
+    let mut stream = jittery(ITEMS).bounded(3, 0).spawn_on(
+        move |task: futures::future::BoxFuture<'static, ()>| {
+            handle.spawn(task);
+        },
+    );
+    let outputs = runtime.block_on(stream.by_ref().collect::<Vec<_>>());
+    check_exactly_once(outputs, stream.stats());
+}
+
+#[test]
+fn ordered_outputs_come_in_input_order_on_tokio_multi_thread() {
+    let runtime = tokio_runtime();
+    for window in [1, 4, 16] {
+        let stream = jittery(ITEMS).bounded(4, 2).ordered(window);
+        let outputs: Vec<usize> =
+            runtime.block_on(stream.spawn_on(runtime.handle().clone()).collect());
+        assert_eq!(outputs, (0..ITEMS).collect::<Vec<_>>(), "window {window}");
+    }
+}
+
+#[test]
+fn ordered_outputs_come_in_input_order_on_smol_executor() {
+    let pool = SmolPool::new(3);
+    for window in [1, 4, 16] {
+        let stream = jittery(ITEMS).bounded(4, 2).ordered(window);
+        let outputs: Vec<usize> =
+            smol::block_on(stream.spawn_on(Arc::clone(&pool.executor)).collect());
+        assert_eq!(outputs, (0..ITEMS).collect::<Vec<_>>(), "window {window}");
+    }
+}
+
+#[test]
+fn smol_global_executor_runs_the_stream() {
+    let outputs: Vec<usize> = smol::block_on(
+        jittery(200)
+            .bounded(3, 3)
+            .ordered(5)
+            .spawn_on(bounded_buffered::SmolGlobal)
+            .collect(),
+    );
+    assert_eq!(outputs, (0..200).collect::<Vec<_>>());
+}
+
+#[test]
+fn nothing_is_spawned_or_pulled_before_the_first_poll() {
+    let probe = Probe::new();
+    let (mut stepper, spawner) = Stepper::new();
+    let mut stream = probe
+        .source(10, Gates::None)
+        .bounded(2, 2)
+        .spawn_on(spawner);
+    stepper.run_until_stalled();
+    assert_eq!(stepper.spawns(), 0);
+    assert_eq!(Probe::get(&probe.pulled), 0);
+    assert_eq!(stream.stats(), Stats::default());
+
+    // The first poll spawns the producer and one task per worker.
+    assert!(poll_once(&mut stream).is_pending());
+    assert_eq!(stepper.spawns(), 3);
+    stepper.run_until_stalled();
+    assert!(Probe::get(&probe.pulled) > 0);
+}
+
+#[test]
+fn dropping_a_never_polled_stream_drops_the_source_and_spawns_nothing() {
+    let probe = Probe::new();
+    let (stepper, spawner) = Stepper::new();
+    let stream = probe
+        .source(10, Gates::None)
+        .bounded(2, 2)
+        .spawn_on(spawner);
+    drop(stream);
+    assert!(probe.all_dropped());
+    assert_eq!(stepper.spawns(), 0);
+}
+
+#[test]
+fn ends_with_none_forever_and_is_terminated() {
+    let (mut stepper, spawner) = Stepper::new();
+    let mut stream = jittery(5).bounded(2, 1).spawn_on(spawner);
+    let mut outputs = Vec::new();
+    assert!(!stream.is_terminated());
+    loop {
+        stepper.run_until_stalled();
+        match poll_once(&mut stream) {
+            Poll::Ready(Some(output)) => outputs.push(output),
+            Poll::Ready(None) => break,
+            Poll::Pending => {}
+        }
+        assert!(!stream.is_terminated());
+    }
+    assert!(stream.is_terminated());
+    assert_eq!(stream.size_hint(), (0, Some(0)));
+    assert!(matches!(poll_once(&mut stream), Poll::Ready(None)));
+    assert!(matches!(poll_once(&mut stream), Poll::Ready(None)));
+    outputs.sort_unstable();
+    assert_eq!(outputs, [0, 1, 2, 3, 4]);
+    // The workers that waited for more work were stopped at the end.
+    stepper.run_until_stalled();
+    assert_eq!(stepper.live_tasks(), 0);
+}
+
+#[test]
+fn an_empty_source_ends_at_once() {
+    let runtime = tokio_runtime();
+    let stream = stream::empty::<std::future::Ready<u8>>()
+        .bounded(3, 3)
+        .spawn_on(runtime.handle().clone());
+    let outputs: Vec<u8> = runtime.block_on(stream.collect());
+    assert!(outputs.is_empty());
+}
+
+#[test]
+fn stats_count_while_running_and_after_the_end() {
+    let probe = Probe::new();
+    let (mut stepper, spawner) = Stepper::new();
+    let mut stream = probe.source(6, Gates::All).bounded(2, 1).spawn_on(spawner);
+    assert!(poll_once(&mut stream).is_pending());
+    stepper.run_until_stalled();
+    let stats = stream.stats();
+    assert_eq!(
+        (
+            stats.active,
+            stats.waiting,
+            stats.held,
+            stats.pulled,
+            stats.completed
+        ),
+        (2, 1, 0, 3, 0)
+    );
+
+    let mut taken = 0;
+    while taken < 6 {
+        probe.open_all();
+        stepper.run_until_stalled();
+        while let Poll::Ready(Some(_)) = poll_once(&mut stream) {
+            taken += 1;
+        }
+    }
+    stepper.run_until_stalled();
+    assert!(matches!(poll_once(&mut stream), Poll::Ready(None)));
+    let stats = stream.stats();
+    assert_eq!((stats.active, stats.waiting, stats.held), (0, 0, 0));
+    assert_eq!((stats.pulled, stats.completed), (6, 6));
+    assert_eq!((stats.peak_active, stats.peak_waiting), (2, 1));
+}
+
+#[test]
+fn spawned_is_send_and_unpin_and_debug_without_debug_items() {
+    fn assert_send_unpin<T: Send + Unpin>(_: &T) {}
+    struct NotDebug;
+    let (_stepper, spawner) = Stepper::new();
+    let stream: Spawned<NotDebug> = stream::iter([1])
+        .map(|_| async { NotDebug })
+        .bounded(2, 3)
+        .ordered(4)
+        .spawn_on(spawner);
+    assert_send_unpin(&stream);
+    let debug = format!("{stream:?}");
+    assert!(debug.starts_with("Spawned {"), "{debug}");
+    assert!(
+        debug.contains("workers: 2")
+            && debug.contains("waiting: 3")
+            && debug.contains("window: Some(4)")
+    );
+}
+
+#[test]
+#[should_panic(expected = "before it is first polled")]
+fn spawn_on_after_the_first_poll_panics() {
+    let mut stream = stream::iter([1]).map(|n| async move { n }).bounded(1, 0);
+    let _ = futures::executor::block_on(stream.next());
+    let (_stepper, spawner) = Stepper::new();
+    let _ = stream.spawn_on(spawner);
+}
+
+#[test]
+fn the_spawner_is_called_once_per_task() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let runtime = tokio_runtime();
+    let handle = runtime.handle().clone();
+    let counted = Arc::clone(&calls);
+    let stream =
+        jittery(50)
+            .bounded(5, 5)
+            .spawn_on(move |task: futures::future::BoxFuture<'static, ()>| {
+                counted.fetch_add(1, Ordering::SeqCst);
+                handle.spawn(task);
+            });
+    let outputs: Vec<usize> = runtime.block_on(stream.collect());
+    assert_eq!(outputs.len(), 50);
+    assert_eq!(calls.load(Ordering::SeqCst), 5 + 1);
+}
+
+#[test]
+fn nothing_runs_before_the_first_poll_on_tokio_and_smol() {
+    let runtime = tokio_runtime();
+    let probe = Probe::new();
+    let mut stream = probe
+        .source(10, Gates::None)
+        .bounded(2, 2)
+        .spawn_on(runtime.handle().clone());
+    assert_eq!(runtime.metrics().num_alive_tasks(), 0);
+    assert_eq!(Probe::get(&probe.pulled), 0);
+    // The first poll spawns the producer and the workers, which then live until
+    // the stream ends (the workers wait for the consumer to take outputs).
+    let first = match poll_once(&mut stream) {
+        Poll::Ready(Some(_)) => 1,
+        Poll::Pending => 0,
+        Poll::Ready(None) => panic!("ended early"),
+    };
+    assert_eq!(runtime.metrics().num_alive_tasks(), 2 + 1);
+    let taken = first + runtime.block_on(stream.count());
+    assert_eq!(taken, 10);
+
+    let pool = SmolPool::new(2);
+    let probe = Probe::new();
+    let stream = probe
+        .source(10, Gates::None)
+        .bounded(2, 2)
+        .spawn_on(Arc::clone(&pool.executor));
+    assert!(pool.executor.is_empty());
+    assert_eq!(Probe::get(&probe.pulled), 0);
+    assert_eq!(smol::block_on(stream.count()), 10);
+}
