@@ -76,9 +76,9 @@
 //!
 //! # Memory
 //!
-//! At most `workers + waiting + window` items are alive inside the adapter at
-//! once (`workers + waiting` unordered, where held outputs count against the
-//! workers): running futures, waiting items and held outputs. The storage for
+//! Running futures, waiting items and held outputs together never exceed
+//! `workers + waiting` unordered (held outputs count against the workers) or
+//! `window + waiting` ordered (running and held items share the window). The storage for
 //! them (worker slots with their wakers, the waiting queue, the held outputs)
 //! grows up to those budgets the first time they are needed and is then reused;
 //! it does not depend on how many items flow through.
