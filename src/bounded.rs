@@ -162,7 +162,6 @@ where
     ///
     /// If the stream was already polled: its in-flight work cannot move.
     #[track_caller]
-    #[allow(dead_code)] // used by the spawned mode
     pub(crate) fn into_parts(self) -> (S, Budgets) {
         assert!(
             self.core.state == State::New,
@@ -172,6 +171,25 @@ where
     }
 
     /// Returns a snapshot of the counts the budgets bound; see [`Stats`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let mut doubled = stream::iter(0..8u32)
+    ///     .map(|n| async move { n * 2 })
+    ///     .bounded(2, 3);
+    /// assert_eq!(doubled.next().await, Some(0));
+    /// // Before handing out the first output, the freed worker was refilled and
+    /// // the waiting queue topped up: 2 running or held, 3 waiting.
+    /// let stats = doubled.stats();
+    /// assert_eq!(stats.active + stats.held, 2);
+    /// assert_eq!((stats.waiting, stats.pulled), (3, 6));
+    /// # });
+    /// ```
     pub fn stats(&self) -> Stats {
         let core = &self.core;
         Stats {
@@ -183,6 +201,16 @@ where
     }
 
     /// Acquires a reference to the source stream.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{Stream, StreamExt, stream};
+    ///
+    /// let jobs = stream::iter(0..3).map(|n| async move { n }).bounded(2, 0);
+    /// assert_eq!(jobs.get_ref().size_hint(), (3, Some(3)));
+    /// ```
     pub fn get_ref(&self) -> &S {
         &self.source
     }
@@ -191,6 +219,19 @@ where
     ///
     /// Polling the source through this reference takes its items away from the
     /// adapter; its budgets then no longer describe the source's position.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::channel::mpsc;
+    /// use futures::StreamExt;
+    ///
+    /// let (sender, receiver) = mpsc::unbounded::<u32>();
+    /// let mut jobs = receiver.map(|n| async move { n }).bounded(2, 0);
+    /// jobs.get_mut().get_mut().close(); // reach the receiver inside the `map`
+    /// assert!(sender.is_closed());
+    /// ```
     pub fn get_mut(&mut self) -> &mut S {
         &mut self.source
     }
@@ -198,6 +239,18 @@ where
     /// Acquires a pinned mutable reference to the source stream.
     ///
     /// The warning on [`get_mut`](Self::get_mut) applies here too.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::pin::pin;
+    ///
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{Stream, StreamExt, stream};
+    ///
+    /// let jobs = pin!(stream::iter(0..3).map(|n| async move { n }).bounded(2, 0));
+    /// assert_eq!(jobs.get_pin_mut().size_hint(), (3, Some(3)));
+    /// ```
     pub fn get_pin_mut(self: Pin<&mut Self>) -> Pin<&mut S> {
         self.project().source
     }
@@ -205,6 +258,22 @@ where
     /// Consumes the adapter and returns the source stream.
     ///
     /// Running futures, waiting items and held outputs are dropped.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{Stream, StreamExt, stream};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let mut jobs = stream::iter(0..10).map(|n| async move { n }).bounded(2, 1);
+    /// assert!(jobs.next().await.is_some());
+    /// // 2 started and 1 waiting were pulled besides the one handed out (4 in
+    /// // all); they are dropped, and the source resumes after them.
+    /// let rest = jobs.into_inner();
+    /// assert_eq!(rest.size_hint(), (6, Some(6)));
+    /// # });
+    /// ```
     pub fn into_inner(self) -> S {
         self.source
     }

@@ -276,6 +276,25 @@ impl<T> Spawned<T> {
     /// The counts are shared with the tasks and change while they run. An item
     /// that a worker has been cleared to start counts as active from then on,
     /// even if the worker has not taken it from the queue yet.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+    /// # async fn main() {
+    /// let mut squares = stream::iter(1..=10u64)
+    ///     .map(|n| async move { n * n })
+    ///     .bounded(3, 2)
+    ///     .spawn_on(tokio::runtime::Handle::current());
+    /// while squares.next().await.is_some() {}
+    /// let stats = squares.stats();
+    /// assert_eq!((stats.pulled, stats.completed), (10, 10));
+    /// assert!(stats.peak_active <= 3 && stats.peak_waiting <= 2);
+    /// # }
+    /// ```
     pub fn stats(&self) -> Stats {
         self.shared.lock().stats()
     }
