@@ -2,7 +2,9 @@
 # Leak check: runs the drop-and-panic tests (every drop point, a panic in a
 # future, the source and a destructor), the misbehaving-neighbour tests (late
 # wakes from other threads after the stream is gone) and the randomized schedules
-# under valgrind's memcheck. Fails on any memory error or definitely lost block.
+# under valgrind's memcheck, and the spawned mode's drop-and-panic tests (drop at
+# every step, a panic in a future, the source or a destructor, on an executor the
+# test owns). Fails on any memory error or definitely lost block.
 #
 # `--test-threads=1`: with libtest's worker threads, std's thread handles show as
 # "possibly lost", which is not what this checks.
@@ -19,7 +21,7 @@ if [ -n "${VALGRIND_TARGET_DIR:-}" ]; then
     export CARGO_TARGET_DIR="$VALGRIND_TARGET_DIR"
 fi
 
-for test in verify_drop_panic verify_neighbours verify_props; do
+for test in verify_drop_panic verify_neighbours verify_props verify_spawned_drop; do
     binary="$(cargo test --no-run --test "$test" 2>&1 \
         | sed -n "s/^ *Executable .*(\(.*\/$test-[0-9a-f]*\))$/\1/p")"
     if [ -z "$binary" ]; then

@@ -706,8 +706,23 @@ impl IdleWorkers {
     }
 }
 
+/// An item in the queue, with its input position. Its destructor cannot unwind
+/// into the queue's own drop loop, which would leak the items behind it: the
+/// queue is dropped only once the tasks were cancelled (the stream was dropped,
+/// ended or failed), so nobody is left to hear of such a panic, and it is
+/// swallowed.
+struct Queued<F>(Option<(u64, F)>);
+
+impl<F> Drop for Queued<F> {
+    fn drop(&mut self) {
+        if let Some(item) = self.0.take() {
+            drop(panic::catch_unwind(AssertUnwindSafe(|| drop(item))));
+        }
+    }
+}
+
 /// The producer: pulls from the source while the budgets allow, into the queue.
-async fn produce<S, T>(shared: Arc<Shared<T>>, source: S, queue: Sender<(u64, S::Item)>)
+async fn produce<S, T>(shared: Arc<Shared<T>>, source: S, queue: Sender<Queued<S::Item>>)
 where
     S: Stream,
     S::Item: Future<Output = T>,
@@ -727,7 +742,7 @@ where
         }
         // The admission rule keeps the queue within its capacity, so this does
         // not wait. It fails only once cancelled; the item is dropped with the error.
-        if queue.send((position, future)).await.is_err() {
+        if queue.send(Queued(Some((position, future)))).await.is_err() {
             return;
         }
         position += 1;
@@ -736,15 +751,26 @@ where
 
 /// A worker: claims a start, takes the oldest queued item, runs it, stores its
 /// output, and again.
-async fn work<F: Future>(shared: Arc<Shared<F::Output>>, index: usize, queue: Receiver<(u64, F)>) {
+async fn work<F: Future>(shared: Arc<Shared<F::Output>>, index: usize, queue: Receiver<Queued<F>>) {
     loop {
         std::future::poll_fn(|cx| shared.poll_claim(index, cx)).await;
-        let Ok((position, future)) = queue.recv().await else {
+        let Some((position, future)) = queue.recv().await.ok().and_then(|mut item| item.0.take())
+        else {
             shared.release_claim();
             return;
         };
         shared.start();
-        let output = future.await;
+        let mut running = std::pin::pin!(Some(future));
+        let output = std::future::poll_fn(|cx| match running.as_mut().as_pin_mut() {
+            Some(future) => future.poll(cx),
+            None => unreachable!("a finished future is not polled again"),
+        })
+        .await;
+        // Drop the finished future before its output is handed on: if its
+        // destructor panics, this task fails (the consumer sees the panic, never a
+        // clean end), and `output`, a plain local here, is dropped by the unwind.
+        // (`future.await` would leak the output in that case: rust-lang/rust#47949.)
+        running.set(None);
         shared.complete(position, output);
     }
 }
@@ -795,8 +821,12 @@ impl<T, B: Future<Output = ()>> Future for Task<T, B> {
             match panic::catch_unwind(AssertUnwindSafe(|| body.poll(cx))) {
                 Ok(poll) => poll.is_ready(),
                 Err(payload) => {
-                    // Drop this task's work before the consumer hears of the panic.
-                    this.body.set(None);
+                    // Drop this task's work before the consumer hears of the
+                    // panic. A second panic from a destructor on the way adds
+                    // nothing the consumer needs: the first is reported.
+                    drop(panic::catch_unwind(AssertUnwindSafe(|| {
+                        this.body.set(None)
+                    })));
                     this.shared.fail(Failure::Panicked(payload));
                     true
                 }
@@ -807,7 +837,13 @@ impl<T, B: Future<Output = ()>> Future for Task<T, B> {
         if !finished {
             return Poll::Pending;
         }
-        this.body.set(None);
+        // Dropping a cancelled task's work runs destructors (of its future, its
+        // queued items, its source); one that panics must not unwind into the
+        // executor. Reported if anyone still listens (`fail` ignores it after a
+        // cancellation).
+        if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| this.body.set(None))) {
+            this.shared.fail(Failure::Panicked(payload));
+        }
         // A finished task needs no waking; do not keep its waker (see `cancel`).
         drop(cancellation.take());
         Poll::Ready(())

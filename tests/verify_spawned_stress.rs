@@ -1,0 +1,229 @@
+//! Stress across threads for the spawned mode: many items run as worker tasks
+//! on tokio's multi-thread runtime (2 workers) and on a smol executor run by 2
+//! threads, ordered and unordered, while two other OS threads complete their
+//! futures. Every output arrives exactly once (in input order when ordered), the
+//! budgets hold throughout, and every task ends once the stream is dropped. A
+//! lost wakeup shows as a hang, which a watchdog thread turns into a failure.
+//!
+//! `BB_STRESS_ITEMS` sets the number of items per test (default 100 000, which
+//! keeps the debug `cargo test` quick; use 1 000 000 in release).
+//! `BB_STRESS_STALL_SECS` (default 30) is how long the watchdog waits for the
+//! next sign of progress before it fails the test.
+
+mod spawn_support;
+
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+use bounded_buffered::{BoundedStreamExt, Spawned, Spawner};
+use futures::channel::oneshot;
+use futures::stream::{self, Stream, StreamExt};
+
+fn items() -> u64 {
+    std::env::var("BB_STRESS_ITEMS")
+        .ok()
+        .and_then(|items| items.parse().ok())
+        .unwrap_or(100_000)
+}
+
+const WORKERS: usize = 8;
+const WAITING: usize = 16;
+const WINDOW: usize = 32;
+
+/// Fails the whole test binary if `tick` is not called for a while: the stream
+/// stopped making progress. Dropping the watchdog stops it.
+struct Watchdog {
+    progress: mpsc::Sender<()>,
+}
+
+impl Watchdog {
+    fn start(name: &'static str) -> Self {
+        let stall = Duration::from_secs(
+            std::env::var("BB_STRESS_STALL_SECS")
+                .ok()
+                .and_then(|secs| secs.parse().ok())
+                .unwrap_or(30),
+        );
+        let (progress, ticks) = mpsc::channel();
+        thread::spawn(move || {
+            loop {
+                match ticks.recv_timeout(stall) {
+                    Ok(()) => {}
+                    Err(RecvTimeoutError::Disconnected) => return,
+                    Err(RecvTimeoutError::Timeout) => {
+                        eprintln!(
+                            "{name}: no progress for {stall:?}: a wakeup was lost (the stream hangs)"
+                        );
+                        std::process::exit(1);
+                    }
+                }
+            }
+        });
+        Self { progress }
+    }
+
+    fn tick(&self) {
+        let _ = self.progress.send(());
+    }
+}
+
+/// Two OS threads that complete the futures: each item sends its oneshot sender
+/// to one of them when the producer pulls it, so the completion races the
+/// worker's first poll, and every wake comes from a thread the executor does
+/// not own.
+struct Completers {
+    requests: Vec<mpsc::Sender<(u64, oneshot::Sender<u64>)>>,
+    threads: Vec<thread::JoinHandle<()>>,
+}
+
+impl Completers {
+    fn start() -> Self {
+        let (requests, threads) = (0..2)
+            .map(|_| {
+                let (requests, incoming) = mpsc::channel::<(u64, oneshot::Sender<u64>)>();
+                let thread = thread::spawn(move || {
+                    for (id, sender) in incoming {
+                        let _ = sender.send(id);
+                    }
+                });
+                (requests, thread)
+            })
+            .unzip();
+        Self { requests, threads }
+    }
+
+    /// `items` futures, each completed by a completer thread; every third one
+    /// first yields once, so some are polled before and some after completion.
+    fn source(
+        &self,
+        items: u64,
+    ) -> impl Stream<Item = impl Future<Output = u64> + Send + use<>> + Send + use<> {
+        let requests = self.requests.clone();
+        stream::iter(0..items).map(move |id| {
+            let (sender, receiver) = oneshot::channel();
+            requests[id as usize % requests.len()]
+                .send((id, sender))
+                .expect("a completer thread stopped");
+            async move {
+                if id % 3 == 0 {
+                    spawn_support::yield_now().await;
+                }
+                receiver.await.expect("a completer dropped a sender")
+            }
+        })
+    }
+
+    fn stop(self) {
+        drop(self.requests);
+        for thread in self.threads {
+            thread.join().unwrap();
+        }
+    }
+}
+
+/// Drains `outputs`, checking that each of `0..items` arrives exactly once (in
+/// order when `ordered`) and, every 1000 outputs, that the budgets hold.
+async fn check_outputs(outputs: &mut Spawned<u64>, items: u64, ordered: bool, watchdog: &Watchdog) {
+    let span = if ordered { WINDOW } else { WORKERS };
+    let mut seen = vec![false; items as usize];
+    let mut count = 0u64;
+    while let Some(id) = outputs.next().await {
+        if ordered {
+            assert_eq!(id, count, "ordered output out of order");
+        }
+        assert!(
+            !std::mem::replace(&mut seen[id as usize], true),
+            "output {id} twice"
+        );
+        count += 1;
+        if count % 1_000 == 0 {
+            let stats = outputs.stats();
+            assert!(stats.active <= WORKERS, "{stats:?}");
+            assert!(stats.waiting <= WAITING, "{stats:?}");
+            assert!(stats.active + stats.held <= span, "{stats:?}");
+            watchdog.tick();
+        }
+    }
+    assert_eq!(count, items, "outputs missing");
+    let stats = outputs.stats();
+    assert_eq!((stats.pulled, stats.completed), (items, items));
+    assert!(stats.peak_active <= WORKERS, "{stats:?}");
+    assert!(stats.peak_waiting <= WAITING, "{stats:?}");
+    assert!(stats.peak_held <= span, "{stats:?}");
+}
+
+fn spawned(
+    completers: &Completers,
+    items: u64,
+    ordered: bool,
+    executor: impl Spawner,
+) -> Spawned<u64> {
+    let stream = completers.source(items).bounded(WORKERS, WAITING);
+    if ordered {
+        stream.ordered(WINDOW).spawn_on(executor)
+    } else {
+        stream.spawn_on(executor)
+    }
+}
+
+fn on_tokio(name: &'static str, ordered: bool) {
+    let watchdog = Watchdog::start(name);
+    let items = items();
+    let completers = Completers::start();
+    let runtime = spawn_support::tokio_runtime();
+    let mut outputs = spawned(&completers, items, ordered, runtime.handle().clone());
+    runtime.block_on(check_outputs(&mut outputs, items, ordered, &watchdog));
+    drop(outputs);
+    let metrics = runtime.metrics();
+    spawn_support::eventually("every task to end", || metrics.num_alive_tasks() == 0);
+    completers.stop();
+}
+
+fn on_smol(name: &'static str, ordered: bool) {
+    let watchdog = Watchdog::start(name);
+    let items = items();
+    let completers = Completers::start();
+    let pool = spawn_support::SmolPool::new(2);
+    let mut outputs = spawned(&completers, items, ordered, Arc::clone(&pool.executor));
+    smol::block_on(check_outputs(&mut outputs, items, ordered, &watchdog));
+    drop(outputs);
+    spawn_support::eventually("every task to end", || pool.executor.is_empty());
+    drop(pool);
+    completers.stop();
+}
+
+/// The stress tests run one at a time: each wants the machine's cores, and a
+/// test starved by another would only be slower, but its watchdog less useful.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn exclusive() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[test]
+fn unordered_on_tokio_multi_thread_with_futures_completed_on_os_threads() {
+    let _one = exclusive();
+    on_tokio("tokio, unordered", false);
+}
+
+#[test]
+fn ordered_on_tokio_multi_thread_with_futures_completed_on_os_threads() {
+    let _one = exclusive();
+    on_tokio("tokio, ordered", true);
+}
+
+#[test]
+fn unordered_on_smol_executor_with_futures_completed_on_os_threads() {
+    let _one = exclusive();
+    on_smol("smol, unordered", false);
+}
+
+#[test]
+fn ordered_on_smol_executor_with_futures_completed_on_os_threads() {
+    let _one = exclusive();
+    on_smol("smol, ordered", true);
+}
