@@ -42,7 +42,7 @@ struct Slot<F> {
 }
 
 impl<F: Future> Slots<F> {
-    /// Slots for at most `capacity` futures at once. Allocates nothing yet.
+    /// Slots for at most `capacity` futures at once. Creates no slot yet.
     pub(crate) fn new(capacity: usize) -> Self {
         Self {
             slots: Vec::new(),
