@@ -21,6 +21,7 @@ fn main() {
         workers_and_waiting().await;
         admission_boundary().await;
         ordered_window().await;
+        spawned().await;
     });
 }
 
@@ -99,4 +100,29 @@ async fn ordered_window() {
             results.stats().peak_held
         );
     }
+}
+
+/// The same 100 items with the workers as tasks on the runtime: same budgets,
+/// same stats, and the futures keep going while the consumer is busy.
+async fn spawned() {
+    println!("4. the same 100 items, spawned as tasks (spawn_on), while the consumer works");
+    let start = Instant::now();
+    let mut results = stream::iter(0..100u32)
+        .map(|item| async move {
+            sleep(Duration::from_millis(1)).await;
+            item
+        })
+        .bounded(4, 8)
+        .spawn_on(tokio::runtime::Handle::current());
+    while results.next().await.is_some() {
+        sleep(Duration::from_millis(1)).await; // the consumer's own work per item
+    }
+    let stats = results.stats();
+    println!(
+        "   completed={}, peak_active={}, peak_waiting={}, after {} ms (consumer alone: 100 ms)",
+        stats.completed,
+        stats.peak_active,
+        stats.peak_waiting,
+        start.elapsed().as_millis()
+    );
 }
