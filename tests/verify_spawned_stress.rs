@@ -11,63 +11,19 @@
 //! next sign of progress before it fails the test.
 
 mod spawn_support;
+mod stress_support;
 
-use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, mpsc};
 use std::thread;
-use std::time::Duration;
 
 use bounded_buffered::{BoundedStreamExt, Spawned, Spawner};
 use futures::channel::oneshot;
 use futures::stream::{self, Stream, StreamExt};
-
-fn items() -> u64 {
-    std::env::var("BB_STRESS_ITEMS")
-        .ok()
-        .and_then(|items| items.parse().ok())
-        .unwrap_or(100_000)
-}
+use stress_support::{Watchdog, items};
 
 const WORKERS: usize = 8;
 const WAITING: usize = 16;
 const WINDOW: usize = 32;
-
-/// Fails the whole test binary if `tick` is not called for a while: the stream
-/// stopped making progress. Dropping the watchdog stops it.
-struct Watchdog {
-    progress: mpsc::Sender<()>,
-}
-
-impl Watchdog {
-    fn start(name: &'static str) -> Self {
-        let stall = Duration::from_secs(
-            std::env::var("BB_STRESS_STALL_SECS")
-                .ok()
-                .and_then(|secs| secs.parse().ok())
-                .unwrap_or(30),
-        );
-        let (progress, ticks) = mpsc::channel();
-        thread::spawn(move || {
-            loop {
-                match ticks.recv_timeout(stall) {
-                    Ok(()) => {}
-                    Err(RecvTimeoutError::Disconnected) => return,
-                    Err(RecvTimeoutError::Timeout) => {
-                        eprintln!(
-                            "{name}: no progress for {stall:?}: a wakeup was lost (the stream hangs)"
-                        );
-                        std::process::exit(1);
-                    }
-                }
-            }
-        });
-        Self { progress }
-    }
-
-    fn tick(&self) {
-        let _ = self.progress.send(());
-    }
-}
 
 /// Two OS threads that complete the futures: each item sends its oneshot sender
 /// to one of them when the producer pulls it, so the completion races the

@@ -7,57 +7,15 @@
 //! script uses 1 000 000. `BB_STRESS_STALL_SECS` (default 30) is how long the
 //! watchdog waits for the next sign of progress before it fails the test.
 
-use std::sync::mpsc::{self, RecvTimeoutError};
+mod stress_support;
+
+use std::sync::mpsc;
 use std::thread;
-use std::time::Duration;
 
 use bounded_buffered::BoundedStreamExt;
 use futures::channel::oneshot;
 use futures::stream::{self, Stream, StreamExt};
-
-fn items() -> u64 {
-    std::env::var("BB_STRESS_ITEMS")
-        .ok()
-        .and_then(|items| items.parse().ok())
-        .unwrap_or(100_000)
-}
-
-/// Fails the whole test binary if `tick` is not called for a while: the stream
-/// stopped making progress. Dropping the watchdog stops it.
-struct Watchdog {
-    progress: mpsc::Sender<()>,
-}
-
-impl Watchdog {
-    fn start(name: &'static str) -> Self {
-        let stall = Duration::from_secs(
-            std::env::var("BB_STRESS_STALL_SECS")
-                .ok()
-                .and_then(|secs| secs.parse().ok())
-                .unwrap_or(30),
-        );
-        let (progress, ticks) = mpsc::channel();
-        thread::spawn(move || {
-            loop {
-                match ticks.recv_timeout(stall) {
-                    Ok(()) => {}
-                    Err(RecvTimeoutError::Disconnected) => return,
-                    Err(RecvTimeoutError::Timeout) => {
-                        eprintln!(
-                            "{name}: no output for {stall:?}: a wakeup was lost (the stream hangs)"
-                        );
-                        std::process::exit(1);
-                    }
-                }
-            }
-        });
-        Self { progress }
-    }
-
-    fn tick(&self) {
-        let _ = self.progress.send(());
-    }
-}
+use stress_support::{Watchdog, items};
 
 /// Drains `outputs`, checking that each of `0..items` arrives exactly once (in
 /// order when `ordered`), and tells the watchdog about progress.
