@@ -444,7 +444,6 @@ impl<F: Future> Core<F> {
         started
     }
 
-    #[inline(always)]
     fn pull<S>(&mut self, source: Pin<&mut S>, cx: &mut Context<'_>) -> Option<F>
     where
         S: Stream<Item = F>,
@@ -468,7 +467,6 @@ impl<F: Future> Core<F> {
         }
     }
 
-    #[inline(always)]
     fn start(&mut self, future: F) {
         let position = self.held.begin();
         self.active += 1;
@@ -480,7 +478,6 @@ impl<F: Future> Core<F> {
     }
 }
 
-#[inline(always)]
 fn complete<T>(held: &mut Held<T>, stats: &mut Stats, position: u64, output: T) {
     stats.completed += 1;
     held.complete(position, output);
