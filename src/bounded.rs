@@ -418,6 +418,7 @@ impl<F: Future> Core<F> {
     /// Starts items while the budgets allow (oldest waiting item first, then the
     /// source), then pulls items into the waiting queue until it is full. Returns
     /// whether it started anything.
+    #[inline(always)]
     fn fill<S>(&mut self, mut source: Pin<&mut S>, cx: &mut Context<'_>) -> bool
     where
         S: Stream<Item = F>,
@@ -444,6 +445,7 @@ impl<F: Future> Core<F> {
         started
     }
 
+    #[inline(always)]
     fn pull<S>(&mut self, source: Pin<&mut S>, cx: &mut Context<'_>) -> Option<F>
     where
         S: Stream<Item = F>,
@@ -467,6 +469,7 @@ impl<F: Future> Core<F> {
         }
     }
 
+    #[inline(always)]
     fn start(&mut self, future: F) {
         let position = self.held.begin();
         self.active += 1;
@@ -478,6 +481,7 @@ impl<F: Future> Core<F> {
     }
 }
 
+#[inline(always)]
 fn complete<T>(held: &mut Held<T>, stats: &mut Stats, position: u64, output: T) {
     stats.completed += 1;
     held.complete(position, output);

@@ -5,6 +5,7 @@
 //! refilled with `Pin::set`, and its waker is built once, so starting a future
 //! allocates nothing. Only slots whose waker fired are polled again.
 
+use std::collections::VecDeque;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
@@ -17,15 +18,10 @@ pub(crate) struct Slots<F> {
     /// its memory is still warm).
     free: Vec<usize>,
     ready: ReadyTree,
-    /// This round of woken slots, polled from `next_woken` on. What one
-    /// `poll_next` leaves here when its budget runs out is polled by the next.
-    woken: Vec<usize>,
-    next_woken: usize,
-    /// Counts the rounds of [`Slots::poll_woken`]; see [`Slot::polled_in_round`].
-    round: u64,
-    /// Slots whose future woke itself while being polled: they start the next
-    /// round, without going through the ready tree.
-    again: Vec<usize>,
+    /// Slots to poll, in the order their wakes were seen; a slot is here at most
+    /// once (see [`Slot::queued`]). A future that wakes itself goes to the back,
+    /// so each pass of [`Slots::poll_woken`] polls every slot at most once.
+    woken: VecDeque<usize>,
 }
 
 struct Slot<F> {
@@ -35,10 +31,10 @@ struct Slot<F> {
     mark: usize,
     /// The input position of the item running here (used by the ordered window).
     position: u64,
-    /// The last round of [`Slots::poll_woken`] that polled this slot. A slot can
-    /// be listed twice in one round (it woke itself, and another thread woke it
-    /// through the tree during the same poll); one poll answers both wakes.
-    polled_in_round: u64,
+    /// Whether this slot is in `woken`. A slot can be woken twice before it is
+    /// polled (it woke itself, and another thread woke it through the tree); one
+    /// poll answers both wakes.
+    queued: bool,
 }
 
 impl<F: Future> Slots<F> {
@@ -48,15 +44,13 @@ impl<F: Future> Slots<F> {
             slots: Vec::new(),
             free: Vec::new(),
             ready: ReadyTree::new(capacity),
-            woken: Vec::new(),
-            next_woken: 0,
-            round: 0,
-            again: Vec::new(),
+            woken: VecDeque::new(),
         }
     }
 
     /// Puts `future` to work in a free slot and polls it once, so it is under way
     /// before the consumer sees anything.
+    #[inline(always)]
     pub(crate) fn start(&mut self, future: F, position: u64) -> Poll<F::Output> {
         let index = match self.free.last() {
             Some(&index) => index,
@@ -70,13 +64,14 @@ impl<F: Future> Slots<F> {
         if poll.is_pending() {
             self.free.pop();
             if self_woken {
-                self.again.push(index);
+                self.queue(index);
             }
         }
         poll
     }
 
     /// Creates a slot and lists it as free.
+    #[cold]
     fn grow(&mut self) -> usize {
         let index = self.slots.len();
         let (waker, mark) = self.ready.waker(index);
@@ -85,50 +80,74 @@ impl<F: Future> Slots<F> {
             waker,
             mark,
             position: 0,
-            polled_in_round: 0,
+            queued: false,
         });
+        // Every slot fits in the queue at once: it never grows while polling.
+        self.woken.reserve(self.slots.len() - self.woken.len());
         self.free.push(index);
         index
     }
 
-    /// Whether [`Slots::poll_woken`] has anything to do.
-    pub(crate) fn has_woken(&self) -> bool {
-        self.next_woken < self.woken.len() || !self.again.is_empty() || self.ready.has_ready()
+    #[inline(always)]
+    fn queue(&mut self, index: usize) {
+        let slot = &mut self.slots[index];
+        if !slot.queued {
+            slot.queued = true;
+            self.woken.push_back(index);
+        }
     }
 
-    /// Polls slots whose waker fired, each at most once, until none is left or
-    /// `budget` runs out; every slot taken off the ready tree costs one unit, even
-    /// one whose future already finished, so wakes sent from elsewhere in a loop
-    /// cannot keep the consumer here. Hands each finished future's output to
-    /// `done` with its input position.
+    /// Whether [`Slots::poll_woken`] has anything to do.
+    #[inline]
+    pub(crate) fn has_woken(&self) -> bool {
+        !self.woken.is_empty() || self.ready.has_ready()
+    }
+
+    /// Takes the wakes that came through the tree, then makes one pass over the
+    /// woken slots, polling each once, until the pass ends or `budget` runs out.
+    /// Every slot taken off the queue costs one unit, even one whose future
+    /// already finished, so wakes sent from elsewhere in a loop cannot keep the
+    /// consumer here. Hands each finished future's output to `done` with its
+    /// input position.
+    #[inline(always)]
     pub(crate) fn poll_woken(&mut self, budget: &mut usize, mut done: impl FnMut(u64, F::Output)) {
-        if self.next_woken == self.woken.len() {
-            // A new round: first the slots that woke themselves, then the tree.
-            self.woken.clear();
-            self.next_woken = 0;
-            std::mem::swap(&mut self.woken, &mut self.again);
-            self.round += 1;
-            if self.ready.has_ready() {
-                self.ready.take(&mut self.woken);
-            }
+        if self.ready.has_ready() {
+            let Self {
+                slots,
+                ready,
+                woken,
+                ..
+            } = self;
+            ready.take(|index| {
+                let slot = &mut slots[index];
+                if !slot.queued {
+                    slot.queued = true;
+                    woken.push_back(index);
+                }
+            });
         }
-        while *budget > 0 && self.next_woken < self.woken.len() {
-            let index = self.woken[self.next_woken];
-            self.next_woken += 1;
-            *budget -= 1;
+        // Slots that wake themselves during this pass go behind it.
+        let pass = self.woken.len().min(*budget);
+        *budget -= pass;
+        for _ in 0..pass {
+            let Some(index) = self.woken.pop_front() else {
+                break;
+            };
             let slot = &mut self.slots[index];
-            // A late wake from a future that has finished, or a second listing
-            // of a slot already polled this round: nothing to do.
-            if slot.future.is_none() || slot.polled_in_round == self.round {
+            slot.queued = false;
+            // A late wake from a future that has finished: nothing to do.
+            if slot.future.is_none() {
                 continue;
             }
-            slot.polled_in_round = self.round;
             match slot.poll() {
                 (Poll::Ready(output), _) => {
                     self.free.push(index);
                     done(slot.position, output);
                 }
-                (Poll::Pending, true) => self.again.push(index),
+                (Poll::Pending, true) => {
+                    slot.queued = true;
+                    self.woken.push_back(index);
+                }
                 (Poll::Pending, false) => {}
             }
         }
@@ -149,6 +168,7 @@ impl<F: Future> Slot<F> {
     /// Polls the future in this slot, and says whether it woke itself meanwhile.
     /// A finished future is dropped at once, so what it holds is released before
     /// its output is handed on.
+    #[inline(always)]
     fn poll(&mut self) -> (Poll<F::Output>, bool) {
         let Some(future) = self.future.as_mut().as_pin_mut() else {
             unreachable!("a slot is polled only while it holds a future");

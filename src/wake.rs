@@ -237,21 +237,21 @@ impl ReadyTree {
             .is_some_and(|root| root.bits.load(SeqCst) != 0)
     }
 
-    /// Takes every woken slot off the tree, appending their indices to `woken`.
+    /// Takes every woken slot off the tree, handing their indices to `woken`.
     #[inline]
-    pub(crate) fn take(&self, woken: &mut Vec<usize>) {
+    pub(crate) fn take(&self, mut woken: impl FnMut(usize)) {
         if let Some(root) = &self.root {
-            self.take_word(self.depth - 1, 0, root, woken);
+            self.take_word(self.depth - 1, 0, root, &mut woken);
         }
     }
 
-    fn take_word(&self, level: usize, word: usize, node: &Node, woken: &mut Vec<usize>) {
+    fn take_word(&self, level: usize, word: usize, node: &Node, woken: &mut impl FnMut(usize)) {
         let mut bits = node.bits.swap(0, SeqCst);
         while bits != 0 {
             let child = word * FANOUT + bits.trailing_zeros() as usize;
             bits &= bits - 1;
             if level == 0 {
-                woken.push(child);
+                woken(child);
             } else {
                 self.take_word(level - 1, child, &self.levels[level - 1][child], woken);
             }

@@ -49,12 +49,14 @@ impl<T> Held<T> {
     }
 
     /// Complete outputs not yet handed out.
+    #[inline]
     pub(crate) fn len(&self) -> usize {
         self.len
     }
 
     /// Reserves an entry for an item about to start and returns its position
     /// (unordered, positions are not needed: always 0).
+    #[inline]
     pub(crate) fn begin(&mut self) -> u64 {
         match &mut self.order {
             Order::Unordered(_) => 0,
@@ -69,6 +71,7 @@ impl<T> Held<T> {
     }
 
     /// Stores the output of the item at `position`.
+    #[inline]
     pub(crate) fn complete(&mut self, position: u64, output: T) {
         match &mut self.order {
             Order::Unordered(done) => done.push_back(output),
@@ -83,6 +86,7 @@ impl<T> Held<T> {
     }
 
     /// Takes the next output that may be handed to the consumer.
+    #[inline]
     pub(crate) fn pop(&mut self) -> Option<T> {
         let output = match &mut self.order {
             Order::Unordered(done) => done.pop_front()?,
@@ -103,6 +107,7 @@ impl<T> Held<T> {
 
 /// Doubles `ring`, moving the entries of the items at `span` to their places in
 /// the larger ring.
+#[cold]
 fn grow<T>(ring: &mut Vec<Option<T>>, span: std::ops::Range<u64>) {
     let old = std::mem::take(ring);
     let len = (old.len() * 2).max(4);
