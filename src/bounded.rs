@@ -78,11 +78,7 @@ where
         Self {
             source,
             core: Core {
-                budgets: Budgets {
-                    workers,
-                    waiting,
-                    window: None,
-                },
+                budgets: Budgets::new(workers, waiting),
                 state: State::New,
                 source_done: false,
                 source_pending: false,
@@ -149,7 +145,7 @@ where
             "`ordered` must be called before the stream is first polled"
         );
         let core = &mut self.core;
-        core.budgets.window = Some(window);
+        core.budgets = core.budgets.ordered(window);
         core.slots = Slots::new(core.budgets.workers.min(window));
         core.held = Held::ordered();
         self

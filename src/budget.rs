@@ -9,9 +9,31 @@ pub(crate) struct Budgets {
     pub(crate) waiting: usize,
     /// `Some` once `.ordered(window)` was called.
     pub(crate) window: Option<usize>,
+    /// What `active + held` must stay below: `window` if set, else `workers`
+    /// (kept apart so the check on every start reads one number).
+    span: usize,
 }
 
 impl Budgets {
+    /// Unordered budgets.
+    pub(crate) fn new(workers: usize, waiting: usize) -> Self {
+        Self {
+            workers,
+            waiting,
+            window: None,
+            span: workers,
+        }
+    }
+
+    /// The same budgets with a reorder window.
+    pub(crate) fn ordered(self, window: usize) -> Self {
+        Self {
+            window: Some(window),
+            span: window,
+            ..self
+        }
+    }
+
     /// Whether one more item may start, given the futures running (`active`) and
     /// the complete outputs the consumer has not taken (`held`).
     ///
@@ -22,8 +44,7 @@ impl Budgets {
     ///   span. An item at input position `p` starts only while `p < oldest + window`.
     #[inline]
     pub(crate) fn may_start(&self, active: usize, held: usize) -> bool {
-        let span = self.window.unwrap_or(self.workers);
-        active < self.workers && active + held < span
+        active < self.workers && active + held < self.span
     }
 
     /// Whether one more item may be pulled into the waiting queue, which holds
