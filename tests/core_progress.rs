@@ -130,32 +130,37 @@ impl Future for Spin {
 
 #[test]
 fn futures_that_always_wake_themselves_cannot_trap_the_caller() {
-    with_watchdog(Duration::from_secs(20), || {
-        let polls = Counter::new();
-        let spinning = polls.clone();
-        let workers = 4;
-        let mut stream = stream::repeat_with(move || Spin {
-            polls: spinning.clone(),
-        })
-        .bounded(workers, 2);
-        let poller = Poller::new();
-        let mut previous = 0;
-        for call in 0..5 {
-            // If `poll_next` did not stop on its own, this would never return.
-            assert_eq!(poller.poll(&mut stream), Poll::Pending);
-            let this_call = polls.get() - previous;
-            previous = polls.get();
-            assert!(this_call > 0, "call {call}: the futures were not polled");
-            // The documented budget of woken polls, plus the first polls of
-            // newly started futures.
-            assert!(this_call <= 128 + workers, "call {call}: {this_call} polls");
-            assert_eq!(
-                poller.wakes(),
-                call + 1,
-                "call {call}: returned Pending without waking its task"
-            );
-        }
-    });
+    // 3 does not divide the budget of 128 polls, and 200 is more than it.
+    for workers in [1, 3, 4, 200] {
+        with_watchdog(Duration::from_secs(20), move || {
+            let polls = Counter::new();
+            let spinning = polls.clone();
+            let mut stream = stream::repeat_with(move || Spin {
+                polls: spinning.clone(),
+            })
+            .bounded(workers, 2);
+            let poller = Poller::new();
+            let mut previous = 0;
+            for call in 0..5 {
+                // If `poll_next` did not stop on its own, this would never return.
+                assert_eq!(poller.poll(&mut stream), Poll::Pending);
+                let this_call = polls.get() - previous;
+                previous = polls.get();
+                assert!(this_call > 0, "call {call}: the futures were not polled");
+                // The documented budget of woken polls, plus the first polls of
+                // newly started futures.
+                assert!(
+                    this_call <= 128 + workers,
+                    "{workers} workers, call {call}: {this_call} polls"
+                );
+                assert_eq!(
+                    poller.wakes(),
+                    call + 1,
+                    "{workers} workers, call {call}: returned Pending without waking its task"
+                );
+            }
+        });
+    }
 }
 
 #[test]
