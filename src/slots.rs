@@ -4,6 +4,12 @@
 //! for every future that runs in it: its future sits in a pinned box that is
 //! refilled with `Pin::set`, and its waker is built once, so starting a future
 //! allocates nothing. Only slots whose waker fired are polled again.
+//!
+//! Woken slots wait in one queue, in the order their wakes were seen, each at
+//! most once however many wakes it got. A future that wakes itself while being
+//! polled goes to the back, behind every slot already waiting, so a future that
+//! always wakes itself gets one poll per pass and cannot starve the others. The
+//! queue is reserved to hold every slot, so it never grows while polling.
 
 use std::collections::VecDeque;
 use std::pin::Pin;
@@ -82,7 +88,6 @@ impl<F: Future> Slots<F> {
             position: 0,
             queued: false,
         });
-        // Every slot fits in the queue at once: it never grows while polling.
         self.woken.reserve(self.slots.len() - self.woken.len());
         self.free.push(index);
         index

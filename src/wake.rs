@@ -17,7 +17,8 @@
 //! A future that wakes its own waker while this thread polls it (a yield, or a
 //! budget running out) needs no atomics at all: the consumer marks the slot it is
 //! polling in a thread-local, the wake finds its own mark there and flips it, and
-//! the consumer puts the slot back on its local list when the poll returns.
+//! the consumer puts the slot at the back of its queue of woken slots when the
+//! poll returns.
 //!
 //! Why no wake is lost:
 //! 1. The consumer takes a word with a `swap(0)` before it polls the slots it
