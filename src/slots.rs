@@ -15,6 +15,8 @@ use std::collections::VecDeque;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
+use pin_project_lite::pin_project;
+
 use crate::wake::{PollGuard, ReadyTree};
 
 /// A set of worker slots, each running at most one future.
@@ -31,16 +33,24 @@ pub(crate) struct Slots<F> {
 }
 
 struct Slot<F> {
-    future: Pin<Box<Option<F>>>,
+    running: Pin<Box<Running<F>>>,
     waker: Waker,
-    /// Identifies this slot's waker to [`PollGuard`].
-    mark: usize,
-    /// The input position of the item running here (used by the ordered window).
-    position: u64,
     /// Whether this slot is in `woken`. A slot can be woken twice before it is
     /// polled (it woke itself, and another thread woke it through the tree); one
     /// poll answers both wakes.
     queued: bool,
+}
+
+pin_project! {
+    /// What a slot's box holds. The position sits next to the future, not in the
+    /// slot, because a poll touches both: the slots stay small and dense.
+    struct Running<F> {
+        // The input position of the item running here (used by the ordered
+        // window).
+        position: u64,
+        #[pin]
+        future: Option<F>,
+    }
 }
 
 impl<F: Future> Slots<F> {
@@ -63,8 +73,9 @@ impl<F: Future> Slots<F> {
             None => self.grow(),
         };
         let slot = &mut self.slots[index];
-        slot.position = position;
-        slot.future.set(Some(future));
+        let mut running = slot.running.as_mut().project();
+        *running.position = position;
+        running.future.set(Some(future));
         let (poll, self_woken) = slot.poll();
         // A future that finished during its first poll leaves its slot free.
         if poll.is_pending() {
@@ -80,12 +91,13 @@ impl<F: Future> Slots<F> {
     #[cold]
     fn grow(&mut self) -> usize {
         let index = self.slots.len();
-        let (waker, mark) = self.ready.waker(index);
+        let waker = self.ready.waker(index);
         self.slots.push(Slot {
-            future: Box::pin(None),
+            running: Box::pin(Running {
+                position: 0,
+                future: None,
+            }),
             waker,
-            mark,
-            position: 0,
             queued: false,
         });
         self.woken.reserve(self.slots.len() - self.woken.len());
@@ -141,13 +153,13 @@ impl<F: Future> Slots<F> {
             let slot = &mut self.slots[index];
             slot.queued = false;
             // A late wake from a future that has finished: nothing to do.
-            if slot.future.is_none() {
+            if slot.running.future.is_none() {
                 continue;
             }
             match slot.poll() {
                 (Poll::Ready(output), _) => {
                     self.free.push(index);
-                    done(slot.position, output);
+                    done(slot.running.position, output);
                 }
                 (Poll::Pending, true) => {
                     slot.queued = true;
@@ -175,14 +187,14 @@ impl<F: Future> Slot<F> {
     /// its output is handed on.
     #[inline(always)]
     fn poll(&mut self) -> (Poll<F::Output>, bool) {
-        let Some(future) = self.future.as_mut().as_pin_mut() else {
+        let Some(future) = self.running.as_mut().project().future.as_pin_mut() else {
             unreachable!("a slot is polled only while it holds a future");
         };
-        let polling = PollGuard::enter(self.mark);
+        let polling = PollGuard::enter(&self.waker);
         match future.poll(&mut Context::from_waker(&self.waker)) {
             Poll::Ready(output) => {
                 drop(polling);
-                self.future.set(None);
+                self.running.as_mut().project().future.set(None);
                 (Poll::Ready(output), false)
             }
             Poll::Pending => (Poll::Pending, polling.self_woken()),

@@ -61,6 +61,17 @@ loom::thread_local! {
     static POLLING: Cell<usize> = Cell::new(0);
 }
 
+/// The mark [`PollGuard`] leaves for the slot whose waker is `waker`: the address
+/// of its [`SlotWaker`], which is the data pointer of a waker built from an `Arc`.
+/// (Were that ever not so, a future waking itself would match no mark and its
+/// wake would go through the tree: slower, still correct. A debug assertion in
+/// [`ReadyTree::waker`] checks it.) Reading it off the waker keeps it out of the
+/// slot, which the consumer touches on every poll.
+#[inline]
+fn mark(waker: &Waker) -> usize {
+    waker.data() as usize
+}
+
 /// Marks this thread as polling the future of one slot, until dropped (even by
 /// a panic, so a later waker at the same address cannot match a stale mark).
 /// Nested polls (a future polling another stream of this crate) restore the
@@ -70,10 +81,12 @@ pub(crate) struct PollGuard {
 }
 
 impl PollGuard {
+    /// `waker` is the waker of the slot about to be polled, built by
+    /// [`ReadyTree::waker`].
     #[inline]
-    pub(crate) fn enter(slot: usize) -> Self {
+    pub(crate) fn enter(waker: &Waker) -> Self {
         Self {
-            outer: POLLING.with(|polling| polling.replace(slot)),
+            outer: POLLING.with(|polling| polling.replace(mark(waker))),
         }
     }
 
@@ -194,8 +207,7 @@ impl ReadyTree {
 
     /// Builds the waker of slot `index`, which must be the next slot: slots are
     /// created in order, so the words on its path are created here when needed.
-    /// Also returns the slot's mark for [`PollGuard::enter`].
-    pub(crate) fn waker(&mut self, index: usize) -> (Waker, usize) {
+    pub(crate) fn waker(&mut self, index: usize) -> Waker {
         if self.levels.is_empty() {
             let root = Node::new(None);
             self.levels = vec![Vec::new(); self.depth];
@@ -226,8 +238,14 @@ impl ReadyTree {
             bit: (index % FANOUT) as u32,
             consumer: Arc::clone(&self.consumer),
         });
-        let mark = Arc::as_ptr(&waker) as usize;
-        (Waker::from(waker), mark)
+        let slot = Arc::as_ptr(&waker) as usize;
+        let waker = Waker::from(waker);
+        debug_assert_eq!(
+            mark(&waker),
+            slot,
+            "a waker built from an `Arc` no longer carries its address: self-wakes would take the slow path"
+        );
+        waker
     }
 
     /// Whether some slot may have been woken since the last [`ReadyTree::take`].
