@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Exact instructions per item for one adapter and workload, counted by callgrind:
+# drains the workload at two item counts and divides the difference by the extra
+# items, so the runtime's start-up and the first growth of every buffer cancel
+# out. Instruction counts do not depend on the machine's load, unlike timings.
+#
+#   scripts/instructions-per-item.sh <workers> <ready|yield_once> <adapter> [adapter ...]
+#
+# for example scripts/instructions-per-item.sh 16 ready bounded_no_prefetch fb_buffered_unordered
+# Adapter names as in examples/drain_once.rs. Needs valgrind. SMALL and LARGE
+# (default 20000 and 60000) set the two item counts.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ $# -lt 3 ]; then
+    sed -n '2,12p' "$0"
+    exit 2
+fi
+workers=$1
+kind=$2
+shift 2
+
+small=${SMALL:-20000}
+large=${LARGE:-60000}
+
+cargo build --release --quiet --example drain_once
+binary=target/release/examples/drain_once
+
+count() {
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null "$binary" "$@" 2>&1 |
+        awk '/Collected :/ { gsub(",", "", $4); print $4 }'
+}
+
+for adapter in "$@"; do
+    a=$(count "$adapter" "$workers" "$kind" "$small")
+    b=$(count "$adapter" "$workers" "$kind" "$large")
+    echo "$adapter w=$workers $kind: $(( (b - a) / (large - small) )) instructions per item"
+done
