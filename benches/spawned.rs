@@ -11,6 +11,9 @@
 //! - `spawned/simulated_io`: every future sleeps 1 ms. The timers dominate, so
 //!   this shows what spawned mode's tasks, channel and locks cost per item
 //!   compared with polling in place.
+//! - `spawned/ready`: futures with nothing to do, so only the hand-offs count;
+//!   against the peer a user would write instead, `tokio::spawn` per item and
+//!   `buffer_unordered` over the join handles (`spawn_each`).
 //!
 //! `cargo bench --bench spawned`; the figures measured so far are in the README.
 
@@ -26,6 +29,9 @@ const CPU_WORKERS: usize = 4;
 /// xorshift rounds per item: enough that the work dwarfs the per-item cost of
 /// either mode.
 const CPU_ROUNDS: u32 = 40_000;
+
+const READY_ITEMS: u64 = 20_000;
+const READY_WORKERS: usize = 16;
 
 const IO_ITEMS: u64 = 4_096;
 const IO_WORKERS: usize = 64;
@@ -94,6 +100,24 @@ fn cpu_source() -> impl Stream<Item = impl Future<Output = u64> + Send + 'static
     stream::iter(0..CPU_ITEMS).map(|seed| async move { cpu_work(seed) })
 }
 
+fn ready_source() -> impl Stream<Item = impl Future<Output = u64> + Send + 'static> + Send + 'static
+{
+    stream::iter(0..READY_ITEMS).map(|n| async move { n })
+}
+
+/// The peer: a task per item, at most `workers` at once.
+fn run_spawn_each(runtime: &tokio::runtime::Runtime, workers: usize) -> u64 {
+    runtime.block_on(
+        ready_source()
+            .map(tokio::spawn)
+            .buffer_unordered(workers)
+            .fold(0, |count, joined| async move {
+                joined.expect("a ready future does not panic");
+                count + 1
+            }),
+    )
+}
+
 fn io_source() -> impl Stream<Item = impl Future<Output = u64> + Send + 'static> + Send + 'static {
     stream::iter(0..IO_ITEMS).map(|n| async move {
         tokio::time::sleep(IO_DELAY).await;
@@ -134,6 +158,28 @@ fn bench(c: &mut Criterion) {
                 b.iter(|| assert_eq!(run(&runtime, mode, cpu_source(), CPU_WORKERS), CPU_ITEMS))
             });
         }
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("spawned/ready");
+    group.throughput(Throughput::Elements(READY_ITEMS));
+    for threads in [1, 2] {
+        let runtime = runtime(threads);
+        for mode in Mode::ALL {
+            let id = BenchmarkId::new(mode.name(), format!("threads={threads}"));
+            group.bench_function(id, |b| {
+                b.iter(|| {
+                    assert_eq!(
+                        run(&runtime, mode, ready_source(), READY_WORKERS),
+                        READY_ITEMS
+                    )
+                })
+            });
+        }
+        let id = BenchmarkId::new("spawn_each", format!("threads={threads}"));
+        group.bench_function(id, |b| {
+            b.iter(|| assert_eq!(run_spawn_each(&runtime, READY_WORKERS), READY_ITEMS))
+        });
     }
     group.finish();
 
