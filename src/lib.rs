@@ -151,6 +151,7 @@
 
 mod bounded;
 mod budget;
+mod index_queue;
 mod slots;
 mod spawn;
 mod stats;

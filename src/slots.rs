@@ -11,12 +11,12 @@
 //! always wakes itself gets one poll per pass and cannot starve the others. The
 //! queue is reserved to hold every slot, so it never grows while polling.
 
-use std::collections::VecDeque;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
 use pin_project_lite::pin_project;
 
+use crate::index_queue::IndexQueue;
 use crate::wake::{PollGuard, ReadyTree};
 
 /// A set of worker slots, each running at most one future.
@@ -26,19 +26,17 @@ pub(crate) struct Slots<F> {
     /// its memory is still warm).
     free: Vec<usize>,
     ready: ReadyTree,
-    /// Slots to poll, in the order their wakes were seen; a slot is here at most
-    /// once (see [`Slot::queued`]). A future that wakes itself goes to the back,
-    /// so each pass of [`Slots::poll_woken`] polls every slot at most once.
-    woken: VecDeque<usize>,
+    /// Slots to poll, in the order their wakes were seen. A slot is listed at
+    /// most once: woken twice before it is polled (it woke itself, and another
+    /// thread woke it through the tree), one poll answers both wakes. A future
+    /// that wakes itself goes to the back, so each pass of
+    /// [`Slots::poll_woken`] polls every slot at most once.
+    woken: IndexQueue,
 }
 
 struct Slot<F> {
     running: Pin<Box<Running<F>>>,
     waker: Waker,
-    /// Whether this slot is in `woken`. A slot can be woken twice before it is
-    /// polled (it woke itself, and another thread woke it through the tree); one
-    /// poll answers both wakes.
-    queued: bool,
 }
 
 pin_project! {
@@ -60,7 +58,7 @@ impl<F: Future> Slots<F> {
             slots: Vec::new(),
             free: Vec::new(),
             ready: ReadyTree::new(capacity),
-            woken: VecDeque::new(),
+            woken: IndexQueue::new(0),
         }
     }
 
@@ -81,7 +79,7 @@ impl<F: Future> Slots<F> {
         if poll.is_pending() {
             self.free.pop();
             if self_woken {
-                self.queue(index);
+                self.woken.push(index);
             }
         }
         poll
@@ -98,20 +96,10 @@ impl<F: Future> Slots<F> {
                 future: None,
             }),
             waker,
-            queued: false,
         });
-        self.woken.reserve(self.slots.len() - self.woken.len());
+        self.woken.grow_to(self.slots.len());
         self.free.push(index);
         index
-    }
-
-    #[inline(always)]
-    fn queue(&mut self, index: usize) {
-        let slot = &mut self.slots[index];
-        if !slot.queued {
-            slot.queued = true;
-            self.woken.push_back(index);
-        }
     }
 
     /// Whether [`Slots::poll_woken`] has anything to do.
@@ -129,29 +117,17 @@ impl<F: Future> Slots<F> {
     #[inline(always)]
     pub(crate) fn poll_woken(&mut self, budget: &mut usize, mut done: impl FnMut(u64, F::Output)) {
         if self.ready.has_ready() {
-            let Self {
-                slots,
-                ready,
-                woken,
-                ..
-            } = self;
-            ready.take(|index| {
-                let slot = &mut slots[index];
-                if !slot.queued {
-                    slot.queued = true;
-                    woken.push_back(index);
-                }
-            });
+            let woken = &mut self.woken;
+            self.ready.take(|index| woken.push(index));
         }
         // Slots that wake themselves during this pass go behind it.
         let pass = self.woken.len().min(*budget);
         *budget -= pass;
         for _ in 0..pass {
-            let Some(index) = self.woken.pop_front() else {
+            let Some(index) = self.woken.pop() else {
                 break;
             };
             let slot = &mut self.slots[index];
-            slot.queued = false;
             // A late wake from a future that has finished: nothing to do.
             if slot.running.future.is_none() {
                 continue;
@@ -161,10 +137,7 @@ impl<F: Future> Slots<F> {
                     self.free.push(index);
                     done(slot.running.position, output);
                 }
-                (Poll::Pending, true) => {
-                    slot.queued = true;
-                    self.woken.push_back(index);
-                }
+                (Poll::Pending, true) => self.woken.push(index),
                 (Poll::Pending, false) => {}
             }
         }

@@ -25,7 +25,6 @@
 //! its work as soon as it sees it.
 
 use std::any::Any;
-use std::collections::VecDeque;
 use std::fmt;
 use std::mem;
 use std::panic::{self, AssertUnwindSafe};
@@ -42,6 +41,7 @@ use pin_project_lite::pin_project;
 
 use crate::bounded::BoundedBuffered;
 use crate::budget::Budgets;
+use crate::index_queue::IndexQueue;
 use crate::stats::Stats;
 use crate::window::Held;
 
@@ -652,53 +652,41 @@ impl<T> State<T> {
 
 /// Workers waiting for the budgets to let them start an item, oldest first.
 struct IdleWorkers {
-    order: VecDeque<usize>,
-    /// Per worker: its waker while it waits, and whether it is in `order`.
-    workers: Box<[(Option<Waker>, bool)]>,
+    order: IndexQueue,
+    /// Per worker: its waker while it waits.
+    wakers: Box<[Option<Waker>]>,
 }
 
 impl IdleWorkers {
     fn new(workers: usize) -> Self {
         Self {
-            order: VecDeque::new(),
-            workers: (0..workers).map(|_| (None, false)).collect(),
+            order: IndexQueue::new(workers),
+            wakers: (0..workers).map(|_| None).collect(),
         }
     }
 
     fn park(&mut self, index: usize, waker: &Waker) {
-        let (slot, listed) = &mut self.workers[index];
-        match slot {
+        match &mut self.wakers[index] {
             Some(parked) => parked.clone_from(waker),
-            None => *slot = Some(waker.clone()),
+            slot @ None => *slot = Some(waker.clone()),
         }
-        if !*listed {
-            *listed = true;
-            self.order.push_back(index);
-        }
+        self.order.push(index);
     }
 
     /// The worker stopped waiting. Its entry in `order`, if any, is skipped later.
     fn unpark(&mut self, index: usize) {
-        self.workers[index].0 = None;
+        self.wakers[index] = None;
     }
 
     fn take_all(&mut self) -> Vec<Waker> {
         self.order.clear();
-        let workers = self.workers.iter_mut();
-        workers
-            .filter_map(|(slot, listed)| {
-                *listed = false;
-                slot.take()
-            })
-            .collect()
+        self.wakers.iter_mut().filter_map(Option::take).collect()
     }
 
     /// Takes the waker of the worker that has waited longest, if any.
     fn wake_one(&mut self) -> Option<Waker> {
-        while let Some(index) = self.order.pop_front() {
-            let (slot, listed) = &mut self.workers[index];
-            *listed = false;
-            if let Some(waker) = slot.take() {
+        while let Some(index) = self.order.pop() {
+            if let Some(waker) = self.wakers[index].take() {
                 return Some(waker);
             }
         }

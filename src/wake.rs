@@ -51,8 +51,8 @@ const SELF_WOKEN: usize = 1;
 
 #[cfg(not(loom))]
 std::thread_local! {
-    /// The slot whose future this thread is polling, as the address of its
-    /// waker; [`SELF_WOKEN`] once that future woke its own waker; 0 otherwise.
+    /// The slot whose future this thread is polling, as its [`mark`];
+    /// [`SELF_WOKEN`] once that future woke its own waker; 0 otherwise.
     static POLLING: Cell<usize> = const { Cell::new(0) };
 }
 
