@@ -11,7 +11,7 @@ use pin_project_lite::pin_project;
 use crate::budget::Budgets;
 use crate::slots::Slots;
 use crate::stats::Stats;
-use crate::window::Held;
+use crate::held::Held;
 
 /// How many woken slots one `poll_next` may poll before it hands control back to
 /// the executor (the same figure as tokio's per-task budget). First polls of newly
@@ -38,7 +38,7 @@ pin_project! {
 /// own pinned boxes), so the driving code is plain `&mut self` methods.
 struct Core<F: Future> {
     budgets: Budgets,
-    state: State,
+    phase: Phase,
     source_done: bool,
     /// The source returned `Pending` during the current `poll_next` and will wake
     /// the consumer itself: asking it again before then is wasted work.
@@ -53,7 +53,7 @@ struct Core<F: Future> {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
+enum Phase {
     /// Never polled: `ordered` may still be called.
     New,
     /// Between two calls of `poll_next`.
@@ -79,7 +79,7 @@ where
             source,
             core: Core {
                 budgets: Budgets::new(workers, waiting),
-                state: State::New,
+                phase: Phase::New,
                 source_done: false,
                 source_pending: false,
                 waiting: VecDeque::new(),
@@ -141,7 +141,7 @@ where
             "`ordered` needs a window of at least one item: with `window == 0` no item could ever start"
         );
         assert!(
-            self.core.state == State::New,
+            self.core.phase == Phase::New,
             "`ordered` must be called before the stream is first polled"
         );
         let core = &mut self.core;
@@ -160,7 +160,7 @@ where
     #[track_caller]
     pub(crate) fn into_parts(self) -> (S, Budgets) {
         assert!(
-            self.core.state == State::New,
+            self.core.phase == Phase::New,
             "a `BoundedBuffered` can change mode only before it is first polled"
         );
         (self.source, self.core.budgets)
@@ -289,7 +289,7 @@ where
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         let core = &self.core;
-        if core.state == State::Done {
+        if core.phase == Phase::Done {
             return (0, Some(0));
         }
         // Everything running, waiting or held will be yielded, plus whatever the
@@ -316,7 +316,7 @@ where
     S::Item: Future,
 {
     fn is_terminated(&self) -> bool {
-        self.core.state == State::Done
+        self.core.phase == Phase::Done
     }
 }
 
@@ -342,17 +342,17 @@ impl<F: Future> Core<F> {
     where
         S: Stream<Item = F>,
     {
-        match self.state {
-            State::Done => return Poll::Ready(None),
-            State::Polling => panic!(
+        match self.phase {
+            Phase::Done => return Poll::Ready(None),
+            Phase::Polling => panic!(
                 "`BoundedBuffered` polled after a panic escaped from one of its futures or its source"
             ),
-            State::New | State::Idle => self.state = State::Polling,
+            Phase::New | Phase::Idle => self.phase = Phase::Polling,
         }
         let poll = self.drive(source, cx);
-        self.state = match poll {
-            Poll::Ready(None) => State::Done,
-            _ => State::Idle,
+        self.phase = match poll {
+            Poll::Ready(None) => Phase::Done,
+            _ => Phase::Idle,
         };
         poll
     }

@@ -151,13 +151,13 @@
 
 mod bounded;
 mod budget;
+mod held;
 mod index_queue;
 mod slots;
 mod spawn;
 mod stats;
 mod sync;
 mod wake;
-mod window;
 
 pub use crate::bounded::BoundedBuffered;
 #[cfg(feature = "smol")]

@@ -43,7 +43,7 @@ use crate::bounded::BoundedBuffered;
 use crate::budget::Budgets;
 use crate::index_queue::IndexQueue;
 use crate::stats::Stats;
-use crate::window::Held;
+use crate::held::Held;
 
 /// Queues up to this many slots are allocated up front (`async-channel`'s bounded
 /// queue allocates its whole capacity at once); larger budgets use the channel's
