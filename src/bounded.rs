@@ -3,15 +3,17 @@
 use std::collections::VecDeque;
 use std::fmt;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 use std::task::{Context, Poll};
 
 use futures_core::stream::{FusedStream, Stream};
 use pin_project_lite::pin_project;
 
 use crate::budget::Budgets;
+use crate::failure::{Outputs, Policy};
+use crate::held::Held;
 use crate::slots::Slots;
 use crate::stats::Stats;
-use crate::held::Held;
 
 /// How many woken slots one `poll_next` may poll before it hands control back to
 /// the executor (the same figure as tokio's per-task budget). First polls of newly
@@ -19,38 +21,55 @@ use crate::held::Held;
 const POLL_BUDGET: usize = 128;
 
 pin_project! {
-    /// Stream for the [`bounded`](crate::BoundedStreamExt::bounded) method.
+    /// Stream for the [`bounded`](crate::BoundedStreamExt::bounded) and
+    /// [`try_bounded`](crate::BoundedStreamExt::try_bounded) methods.
     ///
-    /// See the [crate documentation](crate) for the budgets it enforces.
+    /// `P` is the failure policy: [`Outputs`] for `bounded` (every output is
+    /// yielded), [`FailFast`](crate::FailFast) for `try_bounded` (the first error
+    /// ends the run). See the [crate documentation](crate) for the budgets it
+    /// enforces.
     #[must_use = "streams do nothing unless polled"]
-    pub struct BoundedBuffered<S>
+    pub struct BoundedBuffered<S, P = Outputs>
     where
-        S: Stream,
-        S::Item: Future,
+        P: Policy<S>,
     {
         #[pin]
         source: S,
-        core: Core<S::Item>,
+        core: Core<S, P>,
     }
 }
 
 /// Everything but the source: none of it is pinned (running futures sit in their
 /// own pinned boxes), so the driving code is plain `&mut self` methods.
-struct Core<F: Future> {
+struct Core<S, P: Policy<S>> {
     budgets: Budgets,
     phase: Phase,
-    source_done: bool,
-    /// The source returned `Pending` during the current `poll_next` and will wake
-    /// the consumer itself: asking it again before then is wasted work.
-    source_pending: bool,
-    waiting: VecDeque<F>,
-    slots: Slots<F>,
+    /// Why the source may not be pulled now: the `SOURCE_*` flags, 0 if it may.
+    /// Atomic only so that [`BoundedBuffered::close`] can take `&self`; the
+    /// driving code owns it through `&mut self` and reads it as a plain byte.
+    source: AtomicU8,
+    waiting: VecDeque<P::Future>,
+    slots: Slots<P::Future>,
     /// Futures started and not yet complete.
     active: usize,
-    held: Held<F::Output>,
+    held: Held<P::Ok>,
+    /// The error that ended the run, until it is yielded.
+    failure: Option<P::Error>,
     /// Peaks and totals; current counts are read off the parts above.
     stats: Stats,
 }
+
+/// The source returned `Pending` during the current `poll_next` and will wake the
+/// consumer itself: asking it again before then is wasted work.
+const SOURCE_PENDING: u8 = 1;
+/// The source returned `None`.
+const SOURCE_DONE: u8 = 2;
+/// [`BoundedBuffered::close`] was called: take nothing more, finish the rest.
+const SOURCE_CLOSED: u8 = 4;
+/// The run failed: take nothing more, drop the rest.
+const SOURCE_FAILED: u8 = 8;
+/// No item will ever be pulled again.
+const SOURCE_ENDED: u8 = SOURCE_DONE | SOURCE_CLOSED | SOURCE_FAILED;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
@@ -64,11 +83,7 @@ enum Phase {
     Done,
 }
 
-impl<S> BoundedBuffered<S>
-where
-    S: Stream,
-    S::Item: Future,
-{
+impl<S, P: Policy<S>> BoundedBuffered<S, P> {
     #[track_caller]
     pub(crate) fn new(source: S, workers: usize, waiting: usize) -> Self {
         assert!(
@@ -80,12 +95,12 @@ where
             core: Core {
                 budgets: Budgets::new(workers, waiting),
                 phase: Phase::New,
-                source_done: false,
-                source_pending: false,
+                source: AtomicU8::new(0),
                 waiting: VecDeque::new(),
                 slots: Slots::new(workers),
                 active: 0,
                 held: Held::unordered(),
+                failure: None,
                 stats: Stats::default(),
             },
         }
@@ -164,6 +179,45 @@ where
             "a `BoundedBuffered` can change mode only before it is first polled"
         );
         (self.source, self.core.budgets)
+    }
+
+    /// Stops taking items from the source; the stream then finishes every running
+    /// and waiting item, yields their outputs, and ends.
+    ///
+    /// This is the graceful stop (shutdown, a quota reached, a bad item seen by the
+    /// consumer): nothing already pulled is lost, and nothing more is pulled. An
+    /// item is either pulled, and its output is yielded, or still in the source:
+    /// after the stream has ended, [`into_inner`](Self::into_inner) hands back the
+    /// source positioned right after the last item pulled. Called before the first
+    /// poll, the stream pulls nothing and just ends. With
+    /// [`try_bounded`](crate::BoundedStreamExt::try_bounded), an error during the
+    /// drain still fails fast.
+    ///
+    /// It takes `&self`, so it works on an `Unpin` stream, through a
+    /// `Pin<&mut _>` (`stream.as_mut().close()` on a `Pin<Box<_>>`), and from a
+    /// `select!` branch between two polls. It wakes the task that last polled the
+    /// stream, so a stream waiting only on its source ends without another wake.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{Stream, StreamExt, stream};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let mut jobs = stream::iter(0..100u32).map(|n| async move { n }).bounded(2, 3);
+    /// assert_eq!(jobs.next().await, Some(0));
+    /// // 2 running and 3 waiting were pulled besides the one handed out.
+    /// jobs.close();
+    /// let rest: Vec<u32> = jobs.by_ref().collect().await;
+    /// assert_eq!(rest, [1, 2, 3, 4, 5]); // every pulled item, and nothing more
+    /// let source = jobs.into_inner();
+    /// assert_eq!(source.size_hint(), (94, Some(94))); // resumes at item 6
+    /// # });
+    /// ```
+    pub fn close(&self) {
+        self.core.source.fetch_or(SOURCE_CLOSED, Relaxed);
+        self.core.slots.wake_consumer();
     }
 
     /// Returns a snapshot of the counts the budgets bound; see [`Stats`].
@@ -253,7 +307,10 @@ where
 
     /// Consumes the adapter and returns the source stream.
     ///
-    /// Running futures, waiting items and held outputs are dropped.
+    /// Running futures, waiting items and held outputs are dropped. The source is
+    /// positioned right after the last item the adapter pulled; after
+    /// [`close`](Self::close) and the end of the stream, that is every item whose
+    /// output was yielded.
     ///
     /// # Examples
     ///
@@ -275,12 +332,11 @@ where
     }
 }
 
-impl<S> Stream for BoundedBuffered<S>
+impl<S, P: Policy<S>> Stream for BoundedBuffered<S, P>
 where
     S: Stream,
-    S::Item: Future,
 {
-    type Item = <S::Item as Future>::Output;
+    type Item = P::Item<P::Ok>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.project();
@@ -292,17 +348,25 @@ where
         if core.phase == Phase::Done {
             return (0, Some(0));
         }
-        // Everything running, waiting or held will be yielded, plus whatever the
-        // source still has.
+        // Everything running, waiting or held will be yielded (unless a failure
+        // cuts it short), plus the error, plus whatever the source still has.
         let in_flight = core
             .active
             .saturating_add(core.waiting.len())
-            .saturating_add(core.held.len());
-        let (lower, upper) = if core.source_done {
+            .saturating_add(core.held.len())
+            .saturating_add(usize::from(core.failure.is_some()));
+        let (lower, upper) = if core.source.load(Relaxed) & SOURCE_ENDED != 0 {
             (0, Some(0))
         } else {
             self.source.size_hint()
         };
+        if P::FALLIBLE {
+            // Any item may be an error that ends the run: one more output at least.
+            return (
+                usize::from(in_flight > 0 || lower > 0),
+                upper.and_then(|upper| upper.checked_add(in_flight)),
+            );
+        }
         (
             lower.saturating_add(in_flight),
             upper.and_then(|upper| upper.checked_add(in_flight)),
@@ -310,20 +374,18 @@ where
     }
 }
 
-impl<S> FusedStream for BoundedBuffered<S>
+impl<S, P: Policy<S>> FusedStream for BoundedBuffered<S, P>
 where
     S: Stream,
-    S::Item: Future,
 {
     fn is_terminated(&self) -> bool {
         self.core.phase == Phase::Done
     }
 }
 
-impl<S> fmt::Debug for BoundedBuffered<S>
+impl<S, P: Policy<S>> fmt::Debug for BoundedBuffered<S, P>
 where
-    S: Stream + fmt::Debug,
-    S::Item: Future,
+    S: fmt::Debug,
 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let budgets = &self.core.budgets;
@@ -332,16 +394,18 @@ where
             .field("workers", &budgets.workers)
             .field("waiting", &budgets.waiting)
             .field("window", &budgets.window)
+            .field("failed", &self.core.failure.is_some())
             .field("stats", &self.stats())
             .finish_non_exhaustive()
     }
 }
 
-impl<F: Future> Core<F> {
-    fn poll_next<S>(&mut self, source: Pin<&mut S>, cx: &mut Context<'_>) -> Poll<Option<F::Output>>
-    where
-        S: Stream<Item = F>,
-    {
+impl<S, P: Policy<S>> Core<S, P> {
+    fn poll_next(
+        &mut self,
+        source: Pin<&mut S>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<P::Item<P::Ok>>> {
         match self.phase {
             Phase::Done => return Poll::Ready(None),
             Phase::Polling => panic!(
@@ -357,15 +421,17 @@ impl<F: Future> Core<F> {
         poll
     }
 
-    fn drive<S>(&mut self, mut source: Pin<&mut S>, cx: &mut Context<'_>) -> Poll<Option<F::Output>>
-    where
-        S: Stream<Item = F>,
-    {
+    fn drive(
+        &mut self,
+        mut source: Pin<&mut S>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<P::Item<P::Ok>>> {
         self.slots.unpark();
-        self.source_pending = false;
+        *self.source.get_mut() &= !SOURCE_PENDING;
         let mut budget = POLL_BUDGET;
         loop {
-            // 1. Poll the futures that were woken, and only those.
+            // 1. Poll the futures that were woken, and only those. An error stops
+            //    the pass: from then on no future is polled again.
             if self.slots.has_woken() {
                 let Self {
                     slots,
@@ -374,17 +440,27 @@ impl<F: Future> Core<F> {
                     stats,
                     ..
                 } = self;
+                let mut failure = None;
                 slots.poll_woken(&mut budget, |position, output| {
                     *active -= 1;
-                    complete(held, stats, position, output);
+                    match complete::<P, S>(held, stats, position, output) {
+                        Ok(()) => true,
+                        Err(error) => {
+                            failure = Some(error);
+                            false
+                        }
+                    }
                 });
+                if let Some(error) = failure {
+                    self.fail(error);
+                }
             }
 
             // 2. Hand out an output. Taking it frees budget, so refill first: the
             //    freed worker is busy again while the consumer handles the output.
             if let Some(output) = self.held.pop() {
                 self.fill(source.as_mut(), cx);
-                return Poll::Ready(Some(output));
+                return Poll::Ready(Some(P::ok(output)));
             }
 
             // 3. Start what the budgets allow and top up the waiting queue. A new
@@ -393,13 +469,22 @@ impl<F: Future> Core<F> {
                 continue;
             }
 
-            // 4. The end: the source is exhausted and nothing runs or waits (and
-            //    so nothing is held either).
-            if self.source_done && self.waiting.is_empty() && self.active == 0 {
+            // 4. A failure, once every output that may precede it was handed out:
+            //    yield it (the next call ends the stream: nothing runs or waits).
+            if let Some(error) = self.failure.take() {
+                return Poll::Ready(Some(P::err(error)));
+            }
+
+            // 5. The end: the source is exhausted or closed, and nothing runs or
+            //    waits (and so nothing is held either).
+            if *self.source.get_mut() & SOURCE_ENDED != 0
+                && self.waiting.is_empty()
+                && self.active == 0
+            {
                 return Poll::Ready(None);
             }
 
-            // 5. Nothing to hand out. Yield if this call did its share of work;
+            // 6. Nothing to hand out. Yield if this call did its share of work;
             //    sleep unless a future was woken meanwhile.
             if budget == 0 {
                 cx.waker().wake_by_ref();
@@ -413,12 +498,10 @@ impl<F: Future> Core<F> {
 
     /// Starts items while the budgets allow (oldest waiting item first, then the
     /// source), then pulls items into the waiting queue until it is full. Returns
-    /// whether it started anything.
+    /// whether it started anything. After a failure it does nothing: the queue is
+    /// empty and the source is not pulled.
     #[inline(always)]
-    fn fill<S>(&mut self, mut source: Pin<&mut S>, cx: &mut Context<'_>) -> bool
-    where
-        S: Stream<Item = F>,
-    {
+    fn fill(&mut self, mut source: Pin<&mut S>, cx: &mut Context<'_>) -> bool {
         let mut started = false;
         while self.budgets.may_start(self.active, self.held.len()) {
             let future = match self.waiting.pop_front() {
@@ -442,44 +525,72 @@ impl<F: Future> Core<F> {
     }
 
     #[inline(always)]
-    fn pull<S>(&mut self, source: Pin<&mut S>, cx: &mut Context<'_>) -> Option<F>
-    where
-        S: Stream<Item = F>,
-    {
-        if self.source_done || self.source_pending {
+    fn pull(&mut self, source: Pin<&mut S>, cx: &mut Context<'_>) -> Option<P::Future> {
+        if *self.source.get_mut() != 0 {
             return None;
         }
-        match source.poll_next(cx) {
-            Poll::Ready(Some(future)) => {
+        match P::poll_source(source, cx) {
+            Poll::Ready(Some(Ok(future))) => {
                 self.stats.pulled += 1;
                 Some(future)
             }
+            Poll::Ready(Some(Err(error))) => {
+                self.stats.pulled += 1;
+                self.fail(error);
+                None
+            }
             Poll::Ready(None) => {
-                self.source_done = true;
+                *self.source.get_mut() |= SOURCE_DONE;
                 None
             }
             Poll::Pending => {
-                self.source_pending = true;
+                *self.source.get_mut() |= SOURCE_PENDING;
                 None
             }
         }
     }
 
     #[inline(always)]
-    fn start(&mut self, future: F) {
+    fn start(&mut self, future: P::Future) {
         let position = self.held.begin();
         self.active += 1;
         self.stats.peak_active = self.stats.peak_active.max(self.active);
         if let Poll::Ready(output) = self.slots.start(future, position) {
             self.active -= 1;
-            complete(&mut self.held, &mut self.stats, position, output);
+            if let Err(error) = complete::<P, S>(&mut self.held, &mut self.stats, position, output)
+            {
+                self.fail(error);
+            }
         }
+    }
+
+    /// Fails fast (see [`crate::failure`]): records `error`, stops pulling and
+    /// starting, drops every running future and waiting item now, and keeps only
+    /// the held outputs that may still be yielded in order.
+    #[cold]
+    fn fail(&mut self, error: P::Error) {
+        // First the record, so that a destructor panicking below leaves a stream
+        // that takes nothing more (it refuses to be polled again anyway).
+        *self.source.get_mut() |= SOURCE_FAILED;
+        self.failure = Some(error);
+        self.waiting.clear();
+        self.active -= self.slots.cancel_all();
+        self.held.keep_in_order_prefix();
     }
 }
 
+/// Settles the output of the item at `position`: stores it for the consumer, or
+/// hands back the error that ends the run.
 #[inline(always)]
-fn complete<T>(held: &mut Held<T>, stats: &mut Stats, position: u64, output: T) {
+fn complete<P: Policy<S>, S>(
+    held: &mut Held<P::Ok>,
+    stats: &mut Stats,
+    position: u64,
+    output: <P::Future as Future>::Output,
+) -> Result<(), P::Error> {
     stats.completed += 1;
+    let output = P::settle(output)?;
     held.complete(position, output);
     stats.peak_held = stats.peak_held.max(held.len());
+    Ok(())
 }

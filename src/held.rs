@@ -105,6 +105,32 @@ impl<T> Held<T> {
     }
 }
 
+impl<T> Held<T> {
+    /// After a failure: keeps only the outputs that may still be handed out
+    /// without breaking the output order, and drops the rest. Unordered, that is
+    /// all of them. Ordered, the complete prefix from the oldest unyielded
+    /// position; the first gap is an item that will never complete (it was
+    /// cancelled), so nothing behind it can be yielded in order.
+    #[cold]
+    pub(crate) fn keep_in_order_prefix(&mut self) {
+        let Order::Ordered { ring, front, next } = &mut self.order else {
+            return;
+        };
+        let mask = ring.len().wrapping_sub(1);
+        let mut end = *front;
+        while end < *next && ring[end as usize & mask].is_some() {
+            end += 1;
+        }
+        for position in end..*next {
+            if let Some(output) = ring[position as usize & mask].take() {
+                self.len -= 1;
+                drop(output);
+            }
+        }
+        *next = end;
+    }
+}
+
 /// Doubles `ring`, moving the entries of the items at `span` to their places in
 /// the larger ring.
 #[cold]

@@ -151,6 +151,7 @@
 
 mod bounded;
 mod budget;
+mod failure;
 mod held;
 mod index_queue;
 mod slots;
@@ -160,12 +161,14 @@ mod sync;
 mod wake;
 
 pub use crate::bounded::BoundedBuffered;
+pub use crate::failure::{FailFast, Outputs, Policy};
 #[cfg(feature = "smol")]
 pub use crate::spawn::SmolGlobal;
 pub use crate::spawn::{Spawned, Spawner};
 pub use crate::stats::Stats;
 
-use futures_core::stream::Stream;
+use futures_core::TryFuture;
+use futures_core::stream::{Stream, TryStream};
 
 /// An extension trait for [`Stream`]s of futures: adds [`bounded`](Self::bounded).
 pub trait BoundedStreamExt: Stream {
@@ -207,6 +210,55 @@ pub trait BoundedStreamExt: Stream {
     where
         Self: Sized,
         Self::Item: Future,
+    {
+        BoundedBuffered::new(self, workers, waiting)
+    }
+
+    /// Like [`bounded`](Self::bounded), for a stream of fallible items that fails
+    /// fast: runs the `TryFuture`s of this `TryStream` under the same budgets,
+    /// yields their `Ok` outputs, and ends at the first error.
+    ///
+    /// The first `Err`, from the source or from any future, ends the run. From the
+    /// moment the adapter sees it, nothing more is pulled or started, every
+    /// running future and waiting item is dropped at once, and the outputs that
+    /// may still be yielded in order are yielded (unordered, every output that
+    /// completed before the error; [ordered](BoundedBuffered::ordered), the
+    /// complete prefix from the oldest unyielded position: an earlier item still
+    /// running does not make the error wait, it is cancelled). Then the `Err` is
+    /// yielded, then `None` forever. See [Failure and shutdown](crate#failure-and-shutdown)
+    /// for how this compares with `bounded` and [`close`](BoundedBuffered::close).
+    ///
+    /// The budgets, [`ordered`](BoundedBuffered::ordered),
+    /// [`stats`](BoundedBuffered::stats), [`close`](BoundedBuffered::close) and
+    /// [`spawn_on`](BoundedBuffered::spawn_on) work as for `bounded`.
+    ///
+    /// # Panics
+    ///
+    /// If `workers` is 0: no future could ever run, and the stream would hang.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{StreamExt, TryStreamExt, stream};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let parsed: Result<Vec<u32>, String> = stream::iter(["1", "2", "x", "4"])
+    ///     .map(|text| Ok::<_, String>(async move {
+    ///         text.parse::<u32>().map_err(|_| format!("not a number: {text}"))
+    ///     }))
+    ///     .try_bounded(2, 2)
+    ///     .ordered(2)
+    ///     .try_collect()
+    ///     .await;
+    /// assert_eq!(parsed, Err("not a number: x".to_string()));
+    /// # });
+    /// ```
+    #[track_caller]
+    fn try_bounded(self, workers: usize, waiting: usize) -> BoundedBuffered<Self, FailFast>
+    where
+        Self: TryStream + Sized,
+        Self::Ok: TryFuture<Error = Self::Error>,
     {
         BoundedBuffered::new(self, workers, waiting)
     }

@@ -113,9 +113,13 @@ impl<F: Future> Slots<F> {
     /// Every slot taken off the queue costs one unit, even one whose future
     /// already finished, so wakes sent from elsewhere in a loop cannot keep the
     /// consumer here. Hands each finished future's output to `done` with its
-    /// input position.
+    /// input position; the pass stops early if `done` returns `false`.
     #[inline(always)]
-    pub(crate) fn poll_woken(&mut self, budget: &mut usize, mut done: impl FnMut(u64, F::Output)) {
+    pub(crate) fn poll_woken(
+        &mut self,
+        budget: &mut usize,
+        mut done: impl FnMut(u64, F::Output) -> bool,
+    ) {
         if self.ready.has_ready() {
             let woken = &mut self.woken;
             self.ready.take(|index| woken.push(index));
@@ -135,12 +139,37 @@ impl<F: Future> Slots<F> {
             match slot.poll() {
                 (Poll::Ready(output), _) => {
                     self.free.push(index);
-                    done(slot.running.position, output);
+                    if !done(slot.running.position, output) {
+                        return;
+                    }
                 }
                 (Poll::Pending, true) => self.woken.push(index),
                 (Poll::Pending, false) => {}
             }
         }
+    }
+
+    /// Drops every running future, each exactly once, and frees its slot; returns
+    /// how many there were. Their wakers stay valid: a late wake finds the slot
+    /// empty and is ignored.
+    #[cold]
+    pub(crate) fn cancel_all(&mut self) -> usize {
+        self.woken.clear();
+        let mut cancelled = 0;
+        for (index, slot) in self.slots.iter_mut().enumerate() {
+            let mut future = slot.running.as_mut().project().future;
+            if future.is_some() {
+                future.set(None);
+                self.free.push(index);
+                cancelled += 1;
+            }
+        }
+        cancelled
+    }
+
+    /// See [`ReadyTree::wake_consumer`].
+    pub(crate) fn wake_consumer(&self) {
+        self.ready.wake_consumer();
     }
 
     /// See [`ReadyTree::park`].

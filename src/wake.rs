@@ -287,6 +287,13 @@ impl ReadyTree {
         }
     }
 
+    /// Wakes the consumer's task if it registered a waker (outside the protocol
+    /// above: for a change the consumer must see on its next poll, such as a
+    /// `close`, made while it may be asleep).
+    pub(crate) fn wake_consumer(&self) {
+        self.consumer.waker.wake();
+    }
+
     /// The consumer wants to sleep: registers `waker`, then returns `true` if no
     /// slot was woken meanwhile (sleep: the next wake reaches `waker`), or `false`
     /// if one was (poll it instead of sleeping).
