@@ -262,3 +262,47 @@ fn size_hint_counts_the_error_that_may_end_the_run() {
     // Any item may fail: at least one more item, at most all ten.
     assert_eq!(stream.size_hint(), (1, Some(10)));
 }
+
+/// Panics when dropped, unless already panicking.
+struct PanicOnDrop;
+
+impl Drop for PanicOnDrop {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            panic!("a destructor panics");
+        }
+    }
+}
+
+#[test]
+fn a_destructor_panicking_during_the_cancellation_leaves_a_stream_that_drops_cleanly() {
+    let gates = Gates::new();
+    // Item 0's future panics when dropped; item 1 fails.
+    let source = stream::iter(0..10).map(|id| {
+        let gate = gates.gate(id);
+        let bomb = if id == 0 { Some(PanicOnDrop) } else { None };
+        Ok::<_, Failed>(async move {
+            let _bomb = bomb;
+            let id = gate.await;
+            if id == 1 { Err(Failed(id)) } else { Ok(id) }
+        })
+    });
+    let mut stream = source.try_bounded(3, 2);
+    let poller = Poller::new();
+    assert_eq!(poller.poll(&mut stream), Poll::Pending);
+    gates.open(1);
+    let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        poller.poll(&mut stream)
+    }))
+    .expect_err("the destructor's panic propagates");
+    assert_eq!(common::panic_message(&*panic), "a destructor panics");
+    let again = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        poller.poll(&mut stream)
+    }))
+    .expect_err("a stream a panic escaped from refuses to be polled");
+    assert!(common::panic_message(&*again).contains("polled after a panic"));
+    drop(stream);
+    for id in 0..5 {
+        assert_eq!(gates.drops(id), 1, "item {id}");
+    }
+}
