@@ -8,7 +8,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use bounded_buffered::BoundedStreamExt;
-use futures::{StreamExt, stream};
+use futures::{StreamExt, TryStreamExt, stream};
 use tokio::time::{Instant, sleep};
 
 fn main() {
@@ -22,6 +22,8 @@ fn main() {
         admission_boundary().await;
         ordered_window().await;
         spawned().await;
+        fail_fast().await;
+        graceful_close().await;
     });
 }
 
@@ -125,4 +127,74 @@ async fn spawned() {
         stats.peak_waiting,
         start.elapsed().as_millis()
     );
+}
+
+/// Fail fast, ordered: the error surfaces while the slow head is still running
+/// (the head is cancelled), instead of waiting behind it.
+async fn fail_fast() {
+    println!("5. fail fast, ordered: item 0 takes 1 s, item 5 fails after 10 ms, the rest take 5 ms");
+    let job = |item: u32| async move {
+        let ms = match item {
+            0 => 1_000,
+            5 => 10,
+            _ => 5,
+        };
+        sleep(Duration::from_millis(ms)).await;
+        if item == 5 { Err(format!("item {item} failed")) } else { Ok(item) }
+    };
+
+    let start = Instant::now();
+    let mut outputs = stream::iter(0..100u32).map(job).bounded(8, 8).ordered(16);
+    while let Some(output) = outputs.next().await {
+        if let Err(error) = output {
+            println!(
+                "   bounded (error as an output): \"{error}\" after {:>4} ms, behind item 0",
+                start.elapsed().as_millis()
+            );
+            break;
+        }
+    }
+
+    let start = Instant::now();
+    let mut outputs = stream::iter(0..100u32)
+        .map(|item| Ok::<_, String>(job(item)))
+        .try_bounded(8, 8)
+        .ordered(16);
+    let error = loop {
+        match outputs.try_next().await {
+            Ok(Some(_)) => {}
+            Ok(None) => unreachable!("item 5 fails"),
+            Err(error) => break error,
+        }
+    };
+    let stats = outputs.stats();
+    println!(
+        "   try_bounded (fail fast):      \"{error}\" after {:>4} ms; pulled {}, running now {}",
+        start.elapsed().as_millis(),
+        stats.pulled,
+        stats.active
+    );
+}
+
+/// A graceful stop: after `close()` nothing more is pulled, everything already
+/// pulled finishes and is yielded, and the source resumes where the stream left it.
+async fn graceful_close() {
+    println!("6. close after 10 outputs, 4 workers and 8 waiting places");
+    let mut results = stream::iter(0..100u32)
+        .map(|item| async move {
+            sleep(Duration::from_millis(1)).await;
+            item
+        })
+        .bounded(4, 8);
+    let mut yielded = 0;
+    while results.next().await.is_some() {
+        yielded += 1;
+        if yielded == 10 {
+            results.close();
+        }
+    }
+    let pulled = results.stats().pulled;
+    let mut source = results.into_inner();
+    let next = source.next().await.expect("items left").await;
+    println!("   yielded {yielded} = pulled {pulled}; the source resumes at item {next}");
 }

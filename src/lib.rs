@@ -123,17 +123,50 @@
 //! # }
 //! ```
 //!
-//! # Errors, panics and drop
+//! # Failure and shutdown
 //!
-//! - The adapter never drops an output: a future returning a `Result` has its
-//!   `Err` handed to the consumer like any other output, in its place. Stop
-//!   early by dropping the stream.
-//! - Dropping the stream drops the source, every running future, every waiting
-//!   item and every held output, each exactly once, right away.
-//! - A panic in a future or in the source propagates out of `poll_next`.
-//!   Dropping the stream afterwards drops everything exactly once. Polling it
-//!   again panics with a message saying so, instead of carrying on with a lost
-//!   item.
+//! What a failure means is the caller's decision; the crate offers three
+//! policies, and panics are never one of them.
+//!
+//! | policy | made by | on an error | use it when |
+//! | --- | --- | --- | --- |
+//! | error as an output | [`bounded`](BoundedStreamExt::bounded) | an `Err` is an output like any other, yielded in its place; the run goes on | each item's outcome is recorded on its own (per-item results, retries) |
+//! | fail fast | [`try_bounded`](BoundedStreamExt::try_bounded) | the first `Err`, from the source or a future, ends the run: nothing more is pulled or started, running and waiting items are dropped at once, then the `Err` is yielded | the run succeeds or fails as a whole (a batch, a migration), and work after a failure is waste or harm |
+//! | drain | [`close`](BoundedBuffered::close) | (not about errors) nothing more is pulled; running and waiting items finish and are yielded; then the stream ends | a graceful stop: shutdown, a quota reached, a bad item seen by the consumer |
+//!
+//! Fail fast yields, before the error, only what keeps the output order: every
+//! output that completed before the error was seen when unordered, and the
+//! complete prefix from the oldest unyielded position when ordered. An earlier
+//! item still running never makes the error wait: it is cancelled. Outputs that
+//! complete before the error are the caller's to reconcile (their side effects
+//! happened); the rest never ran or were dropped.
+//!
+//! ```
+//! use bounded_buffered::BoundedStreamExt;
+//! use futures::{StreamExt, TryStreamExt, stream};
+//!
+//! # futures::executor::block_on(async {
+//! // A batch that succeeds or fails as a whole: item 3 fails, and nothing after
+//! // it is started.
+//! let saved: Result<Vec<u32>, String> = stream::iter(0..100u32)
+//!     .map(|n| Ok::<_, String>(async move {
+//!         if n == 3 { Err(format!("item {n} failed")) } else { Ok(n) }
+//!     }))
+//!     .try_bounded(2, 2)
+//!     .ordered(4)
+//!     .try_collect()
+//!     .await;
+//! assert_eq!(saved, Err("item 3 failed".to_string()));
+//! # });
+//! ```
+//!
+//! Dropping the stream is the abrupt stop: it drops the source, every running
+//! future, every waiting item and every held output, each exactly once, right
+//! away.
+//!
+//! A panic in a future or in the source propagates out of `poll_next`. Dropping
+//! the stream afterwards drops everything exactly once. Polling it again panics
+//! with a message saying so, instead of carrying on with a lost item.
 //!
 //! # Panics
 //!
