@@ -132,7 +132,9 @@ async fn spawned() {
 /// Fail fast, ordered: the error surfaces while the slow head is still running
 /// (the head is cancelled), instead of waiting behind it.
 async fn fail_fast() {
-    println!("5. fail fast, ordered: item 0 takes 1 s, item 5 fails after 10 ms, the rest take 5 ms");
+    println!(
+        "5. fail fast, ordered: item 0 takes 1 s, item 5 fails after 10 ms, the rest take 5 ms"
+    );
     let job = |item: u32| async move {
         let ms = match item {
             0 => 1_000,
@@ -140,7 +142,11 @@ async fn fail_fast() {
             _ => 5,
         };
         sleep(Duration::from_millis(ms)).await;
-        if item == 5 { Err(format!("item {item} failed")) } else { Ok(item) }
+        if item == 5 {
+            Err(format!("item {item} failed"))
+        } else {
+            Ok(item)
+        }
     };
 
     let start = Instant::now();

@@ -291,15 +291,11 @@ fn a_destructor_panicking_during_the_cancellation_leaves_a_stream_that_drops_cle
     let poller = Poller::new();
     assert_eq!(poller.poll(&mut stream), Poll::Pending);
     gates.open(1);
-    let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        poller.poll(&mut stream)
-    }))
-    .expect_err("the destructor's panic propagates");
+    let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| poller.poll(&mut stream)))
+        .expect_err("the destructor's panic propagates");
     assert_eq!(common::panic_message(&*panic), "a destructor panics");
-    let again = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        poller.poll(&mut stream)
-    }))
-    .expect_err("a stream a panic escaped from refuses to be polled");
+    let again = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| poller.poll(&mut stream)))
+        .expect_err("a stream a panic escaped from refuses to be polled");
     assert!(common::panic_message(&*again).contains("polled after a panic"));
     drop(stream);
     for id in 0..5 {

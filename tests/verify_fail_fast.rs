@@ -83,7 +83,12 @@ struct Case {
 }
 
 fn case() -> impl Strategy<Value = Case> {
-    (1..=5usize, 0..=4usize, prop::option::of(1..=7usize), 1..=24usize)
+    (
+        1..=5usize,
+        0..=4usize,
+        prop::option::of(1..=7usize),
+        1..=24usize,
+    )
         .prop_flat_map(|(workers, waiting, window, items)| {
             (
                 Just((workers, waiting, window, items)),
@@ -91,14 +96,16 @@ fn case() -> impl Strategy<Value = Case> {
                 prop::collection::vec(any::<usize>(), 0..=items),
             )
         })
-        .prop_map(|((workers, waiting, window, items), failure, choices)| Case {
-            workers,
-            waiting,
-            window,
-            items,
-            failure,
-            choices,
-        })
+        .prop_map(
+            |((workers, waiting, window, items), failure, choices)| Case {
+                workers,
+                waiting,
+                window,
+                items,
+                failure,
+                choices,
+            },
+        )
 }
 
 fn run(case: &Case) {
@@ -141,7 +148,10 @@ fn run(case: &Case) {
                 let mut candidates: Vec<usize> = (0..case.items)
                     .filter(|&id| gates.is_started(id) && !opened[id])
                     .collect();
-                assert!(!candidates.is_empty(), "pending with nothing to open: a hang");
+                assert!(
+                    !candidates.is_empty(),
+                    "pending with nothing to open: a hang"
+                );
                 let choice = choices.next().copied().unwrap_or(0);
                 for _ in 0..=choice % 3 {
                     if candidates.is_empty() {
@@ -172,7 +182,10 @@ fn run(case: &Case) {
     } else {
         // No future was polled at all after the failing poll returned.
         let failed_at = tickets.failed_at.expect("the failing item completed");
-        assert!(tickets.last_poll < failed_at, "a future was polled after the error");
+        assert!(
+            tickets.last_poll < failed_at,
+            "a future was polled after the error"
+        );
     }
 
     // Exactly the outputs the rule allows came before the error.
