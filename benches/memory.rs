@@ -43,7 +43,7 @@ fn memory(c: &mut Criterion) {
         group.throughput(Throughput::Elements(n));
         for case in MemoryCase::all() {
             common::size_from_one_run(&mut group, || case.run(&runtime, n));
-            group.bench_function(BenchmarkId::from_parameter(case.family()), |b| {
+            group.bench_function(BenchmarkId::from_parameter(case.name()), |b| {
                 b.iter(|| case.run(&runtime, n))
             });
         }

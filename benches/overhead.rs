@@ -22,7 +22,7 @@ fn overhead(c: &mut Criterion) {
                     .check(adapter, ITEMS)
             };
             common::size_from_one_run(&mut group, run_once);
-            group.bench_function(BenchmarkId::new(adapter.family(), parameter), |b| {
+            group.bench_function(BenchmarkId::new(adapter.family().name(), parameter), |b| {
                 b.iter(run_once)
             });
         };

@@ -24,7 +24,7 @@ fn simulated_io(c: &mut Criterion) {
                 .check(adapter, IO_FUTURES)
         };
         common::size_from_one_run(&mut group, run_once);
-        group.bench_function(BenchmarkId::new(adapter.family(), &parameter), |b| {
+        group.bench_function(BenchmarkId::new(adapter.family().name(), &parameter), |b| {
             b.iter(run_once)
         });
     }
@@ -38,7 +38,7 @@ fn simulated_io(c: &mut Criterion) {
             smol::block_on(common::run(adapter, source)).check(adapter, IO_FUTURES)
         };
         common::size_from_one_run(&mut group, run_once);
-        group.bench_function(BenchmarkId::new(adapter.family(), &parameter), |b| {
+        group.bench_function(BenchmarkId::new(adapter.family().name(), &parameter), |b| {
             b.iter(run_once)
         });
     }

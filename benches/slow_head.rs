@@ -31,7 +31,7 @@ fn slow_head(c: &mut Criterion) {
             }
         });
         group.bench_function(
-            BenchmarkId::new(adapter.family(), adapter.parameters()),
+            BenchmarkId::new(adapter.family().name(), adapter.parameters()),
             |b| b.iter(run_once),
         );
     }

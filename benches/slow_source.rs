@@ -24,7 +24,7 @@ fn slow_source(c: &mut Criterion) {
         };
         common::size_from_one_run(&mut group, run_once);
         group.bench_function(
-            BenchmarkId::new(adapter.family(), adapter.parameters()),
+            BenchmarkId::new(adapter.family().name(), adapter.parameters()),
             |b| b.iter(run_once),
         );
     }

@@ -7,13 +7,13 @@
 #   scripts/instructions-per-item.sh <workers> <ready|yield_once> <adapter> [adapter ...]
 #
 # for example scripts/instructions-per-item.sh 16 ready bounded_no_prefetch fb_buffered_unordered
-# Adapter names as in examples/drain_once.rs. Needs valgrind. SMALL and LARGE
-# (default 20000 and 60000) set the two item counts.
+# Adapter names as in tools/compare/src/bin/drain_once.rs. Needs valgrind. SMALL
+# and LARGE (default 20000 and 60000) set the two item counts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [ $# -lt 3 ]; then
-    sed -n '2,12p' "$0"
+    sed -n '2,11p' "$0"
     exit 2
 fi
 workers=$1
@@ -23,8 +23,8 @@ shift 2
 small=${SMALL:-20000}
 large=${LARGE:-60000}
 
-cargo build --release --quiet --example drain_once
-binary=target/release/examples/drain_once
+cargo build --release --quiet -p compare --bin drain_once
+binary=target/release/drain_once
 
 count() {
     valgrind --tool=callgrind --callgrind-out-file=/dev/null "$binary" "$@" 2>&1 |

@@ -1,5 +1,9 @@
-//! Workloads and adapters shared by the criterion benches and by
-//! `examples/compare.rs`, so that both measure exactly the same code.
+//! Workloads and adapters shared by the criterion benches and by the tools in
+//! `tools/compare` (the comparison and the profiling harness), so that all of
+//! them measure exactly the same code. Each binary includes this file as a
+//! module of its own (`#[path]`) and so compiles the workloads into its own
+//! crate, as the benches always have, rather than calling into a library
+//! compiled apart (where less of them could be inlined).
 //!
 //! Every workload is a stream of futures whose outputs are the input positions
 //! `0..n`; [`run`] drains it through one [`Adapter`] and checks that every output
@@ -74,18 +78,18 @@ impl Adapter {
         ]
     }
 
-    /// A short name that does not mention the budgets, for criterion ids and
-    /// table columns.
-    pub fn family(&self) -> &'static str {
+    /// The adapter without its budgets: what the benches' ids, the
+    /// comparison's columns and the profiling harness are keyed by.
+    pub fn family(&self) -> Family {
         match self {
-            Adapter::Sequential => "then",
-            Adapter::Bounded { waiting: 0, .. } => "bounded_no_prefetch",
-            Adapter::Bounded { .. } => "bounded",
-            Adapter::Ordered { .. } => "bounded_ordered",
-            Adapter::BufferUnordered(_) => "buffer_unordered",
-            Adapter::Buffered(_) => "buffered",
-            Adapter::FbUnordered(_) => "fb_buffered_unordered",
-            Adapter::FbOrdered(_) => "fb_buffered_ordered",
+            Adapter::Sequential => Family::Sequential,
+            Adapter::Bounded { waiting: 0, .. } => Family::BoundedNoPrefetch,
+            Adapter::Bounded { .. } => Family::Bounded,
+            Adapter::Ordered { .. } => Family::BoundedOrdered,
+            Adapter::BufferUnordered(_) => Family::BufferUnordered,
+            Adapter::Buffered(_) => Family::Buffered,
+            Adapter::FbUnordered(_) => Family::FbUnordered,
+            Adapter::FbOrdered(_) => Family::FbOrdered,
         }
     }
 
@@ -131,6 +135,51 @@ impl Adapter {
                 | Adapter::Buffered(_)
                 | Adapter::FbOrdered(_)
         )
+    }
+}
+
+/// An [`Adapter`] without its budgets. Results are looked up by this key, not by
+/// name, so that a mistyped key fails to compile instead of finding nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    Sequential,
+    /// `bounded(w, q)` with `q > 0`.
+    Bounded,
+    /// `bounded(w, 0)`.
+    BoundedNoPrefetch,
+    BoundedOrdered,
+    BufferUnordered,
+    Buffered,
+    FbUnordered,
+    FbOrdered,
+}
+
+impl Family {
+    /// Every family, in the order of the overhead workload's columns.
+    pub const ALL: [Family; 8] = [
+        Family::Sequential,
+        Family::Bounded,
+        Family::BoundedNoPrefetch,
+        Family::BoundedOrdered,
+        Family::BufferUnordered,
+        Family::Buffered,
+        Family::FbUnordered,
+        Family::FbOrdered,
+    ];
+
+    /// A short name that does not mention the budgets: criterion ids, and the
+    /// names `tools/compare`'s `drain_once` accepts.
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Sequential => "then",
+            Family::Bounded => "bounded",
+            Family::BoundedNoPrefetch => "bounded_no_prefetch",
+            Family::BoundedOrdered => "bounded_ordered",
+            Family::BufferUnordered => "buffer_unordered",
+            Family::Buffered => "buffered",
+            Family::FbUnordered => "fb_buffered_unordered",
+            Family::FbOrdered => "fb_buffered_ordered",
+        }
     }
 }
 
@@ -431,23 +480,27 @@ pub enum MemoryCase {
 }
 
 impl MemoryCase {
+    /// `bounded(w, w)`, the case whose allocations must not grow with N.
+    pub const BOUNDED: MemoryCase = MemoryCase::Stream(Adapter::Bounded {
+        workers: MEMORY_WORKERS,
+        waiting: MEMORY_WORKERS,
+    });
+
     pub fn all() -> [MemoryCase; 4] {
         let w = MEMORY_WORKERS;
         [
             MemoryCase::SpawnAllSemaphore,
-            MemoryCase::Stream(Adapter::Bounded {
-                workers: w,
-                waiting: w,
-            }),
+            MemoryCase::BOUNDED,
             MemoryCase::Stream(Adapter::BufferUnordered(w)),
             MemoryCase::Stream(Adapter::FbUnordered(w)),
         ]
     }
 
-    pub fn family(&self) -> &'static str {
+    /// A short name that does not mention the budgets, for criterion ids.
+    pub fn name(&self) -> &'static str {
         match self {
             MemoryCase::SpawnAllSemaphore => "spawn_all_semaphore",
-            MemoryCase::Stream(adapter) => adapter.family(),
+            MemoryCase::Stream(adapter) => adapter.family().name(),
         }
     }
 
