@@ -24,11 +24,24 @@ small=${SMALL:-20000}
 large=${LARGE:-60000}
 
 cargo build --release --quiet -p compare --bin drain_once
-binary=target/release/drain_once
+# Cargo knows where it built: CARGO_TARGET_DIR or build.target-dir may have
+# moved the target directory. `cargo metadata` prints one line of JSON.
+target_dir=$(cargo metadata --format-version 1 --no-deps |
+    sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
+binary=$target_dir/release/drain_once
+if [ ! -x "$binary" ]; then
+    echo "no drain_once binary at '$binary' (the target directory cargo metadata reported)" >&2
+    exit 1
+fi
 
 count() {
-    valgrind --tool=callgrind --callgrind-out-file=/dev/null "$binary" "$@" 2>&1 |
-        awk '/Collected :/ { gsub(",", "", $4); print $4 }'
+    local output
+    # On failure (an unknown adapter name, say), show drain_once's own message.
+    if ! output=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$binary" "$@" 2>&1); then
+        printf '%s\n' "$output" >&2
+        return 1
+    fi
+    awk '/Collected :/ { gsub(",", "", $4); print $4 }' <<<"$output"
 }
 
 for adapter in "$@"; do
