@@ -184,6 +184,8 @@
 
 mod bounded;
 mod budget;
+mod clock;
+mod expiry;
 mod failure;
 mod held;
 mod index_queue;
@@ -191,14 +193,18 @@ mod slots;
 mod spawn;
 mod stats;
 mod sync;
+mod timings;
 mod wake;
 
 pub use crate::bounded::BoundedBuffered;
+pub use crate::clock::{Clocked, Clocking, Untimed};
+pub use crate::expiry::{Expired, Expiry, Fresh, MaxWait};
 pub use crate::failure::{FailFast, Outputs, Policy};
 #[cfg(feature = "smol")]
 pub use crate::spawn::SmolGlobal;
 pub use crate::spawn::{Spawned, Spawner};
 pub use crate::stats::Stats;
+pub use crate::timings::{Histogram, Timings};
 
 use futures_core::TryFuture;
 use futures_core::stream::{Stream, TryStream};
