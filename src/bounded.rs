@@ -49,10 +49,11 @@ pin_project! {
 
 /// What the stream holds for an item until it is handed out: its output, or with
 /// `max_wait` the output or the expiry.
-type Outcome<S, P, K> = <<K as Clocking>::Expiry as Expiry>::Outcome<
-    <P as Policy<S>>::Ok,
-    <P as Policy<S>>::Source,
->;
+type Outcome<S, P, K> =
+    <<K as Clocking>::Expiry as Expiry>::Outcome<<P as Policy<S>>::Ok, <P as Policy<S>>::Source>;
+
+/// What the stream yields.
+type Item<S, P, K> = <P as Policy<S>>::Item<Outcome<S, P, K>>;
 
 /// Everything but the source: none of it is pinned (running futures sit in their
 /// own pinned boxes), so the driving code is plain `&mut self` methods.
@@ -236,7 +237,10 @@ impl<S, P: Policy<S>, K: Clocking> BoundedBuffered<S, P, K> {
     /// ```
     #[track_caller]
     pub fn max_wait(self, limit: Duration) -> BoundedBuffered<S, P, Clocked<MaxWait>> {
-        self.reclock(|clock| clock.into_clocked().with_max_wait(limit), "max_wait")
+        self.reclock(
+            |clock| clock.into_clocked().with_max_wait(limit),
+            "max_wait",
+        )
     }
 
     /// Records where items spend their time: how long each waited (pull to
@@ -518,7 +522,7 @@ impl<S, P: Policy<S>, K: Clocking> Stream for BoundedBuffered<S, P, K>
 where
     S: Stream,
 {
-    type Item = P::Item<Outcome<S, P, K>>;
+    type Item = Item<S, P, K>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.project();
@@ -603,7 +607,7 @@ impl<S, P: Policy<S>, K: Clocking> Core<S, P, K> {
         &mut self,
         source: Pin<&mut S>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<P::Item<Outcome<S, P, K>>>> {
+    ) -> Poll<Option<Item<S, P, K>>> {
         match self.phase {
             Phase::Done => return Poll::Ready(None),
             Phase::Polling => panic!(
@@ -623,7 +627,7 @@ impl<S, P: Policy<S>, K: Clocking> Core<S, P, K> {
         &mut self,
         mut source: Pin<&mut S>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<P::Item<Outcome<S, P, K>>>> {
+    ) -> Poll<Option<Item<S, P, K>>> {
         self.slots.unpark();
         self.clock.begin_poll();
         *self.source.get_mut() &= !SOURCE_PENDING;
@@ -759,12 +763,7 @@ impl<S, P: Policy<S>, K: Clocking> Core<S, P, K> {
 
     /// Hands a waiting item that waited too long to the consumer, unstarted.
     #[inline(never)]
-    fn expire(
-        &mut self,
-        proof: <K::Expiry as Expiry>::Proof,
-        waited: Duration,
-        future: P::Future,
-    ) {
+    fn expire(&mut self, proof: <K::Expiry as Expiry>::Proof, waited: Duration, future: P::Future) {
         let position = self.held.begin();
         let expired = Expired::new(P::into_source(future), waited);
         let stamp = self.clock.stamp();
@@ -830,7 +829,9 @@ impl<S, P: Policy<S>, K: Clocking> Core<S, P, K> {
         self.waiting.clear();
         self.active -= self.slots.cancel_all();
         self.held.keep_in_order_prefix();
-        self.held_expired = self.held.count(|(_, outcome)| K::Expiry::is_expired(outcome));
+        self.held_expired = self
+            .held
+            .count(|(_, outcome)| K::Expiry::is_expired(outcome));
     }
 }
 

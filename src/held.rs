@@ -111,7 +111,11 @@ impl<T> Held<T> {
     pub(crate) fn count(&self, mut matches: impl FnMut(&T) -> bool) -> usize {
         match &self.order {
             Order::Unordered(done) => done.iter().filter(|output| matches(output)).count(),
-            Order::Ordered { ring, .. } => ring.iter().flatten().filter(|output| matches(output)).count(),
+            Order::Ordered { ring, .. } => ring
+                .iter()
+                .flatten()
+                .filter(|output| matches(output))
+                .count(),
         }
     }
 
