@@ -14,6 +14,7 @@
 //! [`clock`]: crate::BoundedBuffered::clock
 
 use std::fmt;
+use std::num::NonZeroU64;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -124,6 +125,7 @@ impl Clocking for Untimed {
     fn into_clocked(self) -> Clocked<Fresh> {
         Clocked {
             now: Instant::now,
+            epoch: None,
             read: None,
             expiry: Fresh,
             timings: None,
@@ -137,11 +139,24 @@ impl Clocking for Untimed {
 /// expire: [`Fresh`] or [`MaxWait`].
 pub struct Clocked<E = Fresh> {
     now: fn() -> Instant,
+    /// The first reading: stamps count nanoseconds from it, so that a duration
+    /// is one subtraction of integers (and a stamp is 8 bytes, not 16).
+    epoch: Option<Instant>,
     /// The reading of the current `poll_next`, once taken.
-    read: Option<Instant>,
+    read: Option<Tick>,
     expiry: E,
     /// The distributions, once [`timed`](crate::BoundedBuffered::timed) was called.
     timings: Option<Box<Timings>>,
+}
+
+/// A reading of the clock: nanoseconds since the stream's first reading, plus
+/// one (so that `Option<Tick>` is as small as a `Tick`).
+pub(crate) type Tick = NonZeroU64;
+
+/// Nanoseconds from `earlier` to `later` (0 if the clock went back).
+#[inline]
+fn between(earlier: Tick, later: Tick) -> u64 {
+    later.get().saturating_sub(earlier.get())
 }
 
 impl<E> fmt::Debug for Clocked<E> {
@@ -157,13 +172,26 @@ impl<E> sealed::Sealed for Clocked<E> {}
 impl<E: Expiry> Clocked<E> {
     /// Now, read once per `poll_next` at most.
     #[inline]
-    fn now(&mut self) -> Instant {
-        *self.read.get_or_insert_with(self.now)
+    fn now(&mut self) -> Tick {
+        match self.read {
+            Some(tick) => tick,
+            None => self.read_clock(),
+        }
+    }
+
+    fn read_clock(&mut self) -> Tick {
+        let now = (self.now)();
+        let epoch = *self.epoch.get_or_insert(now);
+        let nanos = u64::try_from(now.saturating_duration_since(epoch).as_nanos())
+            .unwrap_or(u64::MAX - 1);
+        let tick = Tick::MIN.saturating_add(nanos);
+        self.read = Some(tick);
+        tick
     }
 
     /// Now, if `needed`; `None` (and no reading) otherwise.
     #[inline]
-    fn now_if(&mut self, needed: bool) -> Option<Instant> {
+    fn now_if(&mut self, needed: bool) -> Option<Tick> {
         needed.then(|| self.now())
     }
 
@@ -176,7 +204,7 @@ impl<E: Expiry> Clocked<E> {
 
 impl<E: Expiry> Clocking for Clocked<E> {
     /// `None` where nothing needs the time: no reading is taken for it.
-    type Stamp = Option<Instant>;
+    type Stamp = Option<Tick>;
     type Expiry = E;
 
     #[inline]
@@ -185,24 +213,24 @@ impl<E: Expiry> Clocking for Clocked<E> {
     }
 
     #[inline]
-    fn stamp_pulled(&mut self) -> Option<Instant> {
+    fn stamp_pulled(&mut self) -> Option<Tick> {
         self.now_if(E::EXPIRES || self.measures())
     }
 
     #[inline]
-    fn stamp(&mut self) -> Option<Instant> {
+    fn stamp(&mut self) -> Option<Tick> {
         self.now_if(self.measures())
     }
 
     #[inline]
-    fn pick_up(&mut self, pulled: Option<Instant>) -> Option<(E::Proof, Duration)> {
+    fn pick_up(&mut self, pulled: Option<Tick>) -> Option<(E::Proof, Duration)> {
         let pulled = pulled?;
-        let waited = self.now().saturating_duration_since(pulled);
+        let waited = between(pulled, self.now());
         if let Some(proof) = self.expiry.check(waited) {
-            return Some((proof, waited));
+            return Some((proof, Duration::from_nanos(waited)));
         }
         if let Some(timings) = &mut self.timings {
-            timings.wait.record(nanos(waited));
+            timings.wait.record(waited);
         }
         None
     }
@@ -215,25 +243,23 @@ impl<E: Expiry> Clocking for Clocked<E> {
     }
 
     #[inline]
-    fn completed(&mut self, started: Option<Instant>) -> Option<Instant> {
+    fn completed(&mut self, started: Option<Tick>) -> Option<Tick> {
         let started = started?;
         let now = self.now();
         if let Some(timings) = &mut self.timings {
-            timings
-                .run
-                .record(nanos(now.saturating_duration_since(started)));
+            timings.run.record(between(started, now));
         }
         Some(now)
     }
 
     #[inline]
-    fn handed_out(&mut self, completed: Option<Instant>) {
+    fn handed_out(&mut self, completed: Option<Tick>) {
         let Some(completed) = completed else {
             return;
         };
-        let held = self.now().saturating_duration_since(completed);
+        let held = between(completed, self.now());
         if let Some(timings) = &mut self.timings {
-            timings.held.record(nanos(held));
+            timings.held.record(held);
         }
     }
 
@@ -246,16 +272,13 @@ impl<E: Expiry> Clocking for Clocked<E> {
     }
 }
 
-fn nanos(duration: Duration) -> u64 {
-    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
-}
-
 impl<E: Expiry> Clocked<E> {
     pub(crate) fn with_max_wait(self, limit: Duration) -> Clocked<MaxWait> {
         Clocked {
             now: self.now,
+            epoch: None,
             read: None,
-            expiry: MaxWait { limit },
+            expiry: MaxWait::new(limit),
             timings: self.timings,
         }
     }

@@ -110,9 +110,9 @@ pub trait Expiry: sealed::Sealed {
     #[doc(hidden)]
     const EXPIRES: bool;
 
-    /// Whether an item that waited `waited` has expired.
+    /// Whether an item that waited `waited` nanoseconds has expired.
     #[doc(hidden)]
-    fn check(&self, waited: Duration) -> Option<Self::Proof>;
+    fn check(&self, waited: u64) -> Option<Self::Proof>;
 
     /// The outcome of an item that completed with `output`.
     #[doc(hidden)]
@@ -139,7 +139,7 @@ impl Expiry for Fresh {
     const EXPIRES: bool = false;
 
     #[inline(always)]
-    fn check(&self, _: Duration) -> Option<Infallible> {
+    fn check(&self, _: u64) -> Option<Infallible> {
         None
     }
 
@@ -162,7 +162,17 @@ impl Expiry for Fresh {
 /// [`max_wait`](crate::BoundedBuffered::max_wait)).
 #[derive(Clone, Copy, Debug)]
 pub struct MaxWait {
-    pub(crate) limit: Duration,
+    /// The limit in nanoseconds (durations beyond 584 years are as good as
+    /// forever).
+    limit: u64,
+}
+
+impl MaxWait {
+    pub(crate) fn new(limit: Duration) -> Self {
+        Self {
+            limit: u64::try_from(limit.as_nanos()).unwrap_or(u64::MAX),
+        }
+    }
 }
 
 impl sealed::Sealed for MaxWait {}
@@ -175,7 +185,7 @@ impl Expiry for MaxWait {
     /// The rule: an item expires if it waited *longer* than the limit; one that
     /// waited exactly the limit still starts.
     #[inline]
-    fn check(&self, waited: Duration) -> Option<()> {
+    fn check(&self, waited: u64) -> Option<()> {
         (waited > self.limit).then_some(())
     }
 
