@@ -182,8 +182,8 @@ impl<E: Expiry> Clocked<E> {
     fn read_clock(&mut self) -> Tick {
         let now = (self.now)();
         let epoch = *self.epoch.get_or_insert(now);
-        let nanos = u64::try_from(now.saturating_duration_since(epoch).as_nanos())
-            .unwrap_or(u64::MAX - 1);
+        let nanos =
+            u64::try_from(now.saturating_duration_since(epoch).as_nanos()).unwrap_or(u64::MAX - 1);
         let tick = Tick::MIN.saturating_add(nanos);
         self.read = Some(tick);
         tick

@@ -23,9 +23,9 @@ const BUCKETS: usize = (TOP_BITS - SUB_BITS + 1) as usize * SUB;
 /// The distribution of one kind of duration, in fixed memory.
 ///
 /// `count`, `min`, `max` and `mean` are exact (to the nanosecond);
-/// [`quantile`](Self::quantile) is within about 1 % of the true value (see the
-/// [module-level notes](crate#time-and-capacity-planning)). An empty histogram
-/// reports zero for every statistic.
+/// [`quantile`](Self::quantile) is within 0.8 % of a recorded value (see
+/// [Time and capacity planning](crate#time-and-capacity-planning)). An empty
+/// histogram reports zero for every statistic.
 ///
 /// # Examples
 ///
@@ -183,8 +183,8 @@ fn middle(index: usize) -> u64 {
 }
 
 /// The three distributions of where items spent their time, returned by
-/// [`BoundedBuffered::timings`](crate::BoundedBuffered::timings) and
-/// [`Spawned::timings`](crate::Spawned::timings) when timing is on.
+/// [`BoundedBuffered::timings`](crate::BoundedBuffered::timings) when timing is
+/// on.
 ///
 /// Durations are measured with the stream's clock (`Instant::now` unless
 /// [`clock`](crate::BoundedBuffered::clock) replaced it), read at most once per
