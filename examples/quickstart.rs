@@ -7,7 +7,7 @@ use std::cell::Cell;
 use std::rc::Rc;
 use std::time::Duration;
 
-use bounded_buffered::BoundedStreamExt;
+use bounded_buffered::{BoundedStreamExt, Histogram};
 use futures::{StreamExt, TryStreamExt, stream};
 use tokio::time::{Instant, sleep};
 
@@ -24,6 +24,7 @@ fn main() {
         spawned().await;
         fail_fast().await;
         graceful_close().await;
+        expiry_and_timings().await;
     });
 }
 
@@ -203,4 +204,48 @@ async fn graceful_close() {
     let mut source = results.into_inner();
     let next = source.next().await.expect("items left").await;
     println!("   yielded {yielded} = pulled {pulled}; the source resumes at item {next}");
+}
+
+/// A burst larger than the workers can serve before its deadline: with a waiting
+/// queue that holds the whole burst, the late part of it expires at pickup; with
+/// one sized by capacity x deadline, nothing expires and the rest of the burst
+/// waits in the source.
+async fn expiry_and_timings() {
+    println!(
+        "7. a burst of 40 items, 4 workers of 100 ms (40 items/s), expiry after 250 ms of waiting"
+    );
+    for waiting in [36, 8] {
+        let mut results = stream::iter(0..40u32)
+            .map(|item| async move {
+                sleep(Duration::from_millis(100)).await;
+                item
+            })
+            .bounded(4, waiting)
+            .max_wait(Duration::from_millis(250))
+            .timed()
+            .clock(|| Instant::now().into_std());
+        let mut expired = Vec::new();
+        while let Some(outcome) = results.next().await {
+            if let Err(item) = outcome {
+                expired.push(item); // its future, untouched, to retry or record
+            }
+        }
+        let stats = results.stats();
+        let timings = results.timings().expect("timed");
+        println!(
+            "   waiting {waiting:2}: completed {:2}, expired {:2}; wait {}; run {}",
+            stats.completed,
+            stats.expired,
+            summary(&timings.wait),
+            summary(&timings.run),
+        );
+    }
+}
+
+fn summary(histogram: &Histogram) -> String {
+    format!(
+        "p50 {:>3} ms, p99 {:>3} ms",
+        histogram.quantile(0.5).as_millis(),
+        histogram.quantile(0.99).as_millis()
+    )
 }

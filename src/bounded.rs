@@ -5,15 +5,19 @@ use std::fmt;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
 use futures_core::stream::{FusedStream, Stream};
 use pin_project_lite::pin_project;
 
 use crate::budget::Budgets;
+use crate::clock::{Clocked, Clocking, Stamped, Untimed};
+use crate::expiry::{Expired, Expiry, MaxWait};
 use crate::failure::{Outputs, Policy};
 use crate::held::Held;
 use crate::slots::Slots;
 use crate::stats::Stats;
+use crate::timings::Timings;
 
 /// How many woken slots one `poll_next` may poll before it hands control back to
 /// the executor (the same figure as tokio's per-task budget). First polls of newly
@@ -26,35 +30,54 @@ pin_project! {
     ///
     /// `P` is the failure policy: [`Outputs`] for `bounded` (every output is
     /// yielded), [`FailFast`](crate::FailFast) for `try_bounded` (the first error
-    /// ends the run). See the [crate documentation](crate) for the budgets it
+    /// ends the run). `K` says whether the stream reads a clock: [`Untimed`] unless
+    /// [`max_wait`](Self::max_wait), [`timed`](Self::timed) or
+    /// [`clock`](Self::clock) made it [`Clocked`]. You name these only if you name
+    /// the stream's type. See the [crate documentation](crate) for the budgets it
     /// enforces.
     #[must_use = "streams do nothing unless polled"]
-    pub struct BoundedBuffered<S, P = Outputs>
+    pub struct BoundedBuffered<S, P = Outputs, K = Untimed>
     where
         P: Policy<S>,
+        K: Clocking,
     {
         #[pin]
         source: S,
-        core: Core<S, P>,
+        core: Core<S, P, K>,
     }
 }
 
+/// What the stream holds for an item until it is handed out: its output, or with
+/// `max_wait` the output or the expiry.
+type Outcome<S, P, K> =
+    <<K as Clocking>::Expiry as Expiry>::Outcome<<P as Policy<S>>::Ok, <P as Policy<S>>::Source>;
+
+/// What the stream yields.
+type Item<S, P, K> = <P as Policy<S>>::Item<Outcome<S, P, K>>;
+
 /// Everything but the source: none of it is pinned (running futures sit in their
 /// own pinned boxes), so the driving code is plain `&mut self` methods.
-struct Core<S, P: Policy<S>> {
+struct Core<S, P: Policy<S>, K: Clocking> {
     budgets: Budgets,
     phase: Phase,
     /// Why the source may not be pulled now: the `SOURCE_*` flags, 0 if it may.
     /// Atomic only so that [`BoundedBuffered::close`] can take `&self`; the
     /// driving code owns it through `&mut self` and reads it as a plain byte.
     source: AtomicU8,
-    waiting: VecDeque<P::Future>,
-    slots: Slots<P::Future>,
+    /// Items pulled and not yet started, each with the time it was pulled.
+    waiting: VecDeque<(K::Stamp, P::Future)>,
+    slots: Slots<Stamped<K::Stamp, P::Future>>,
     /// Futures started and not yet complete.
     active: usize,
-    held: Held<P::Ok>,
+    /// Outputs (and expired items) not yet handed out, each with the time it
+    /// completed.
+    held: Held<(K::Stamp, Outcome<S, P, K>)>,
+    /// How many of the held outcomes are expired items (always 0 without
+    /// `max_wait`): they count against the waiting budget, not the workers'.
+    held_expired: usize,
     /// The error that ended the run, until it is yielded.
     failure: Option<P::Error>,
+    clock: K,
     /// Peaks and totals; current counts are read off the parts above.
     stats: Stats,
 }
@@ -83,7 +106,7 @@ enum Phase {
     Done,
 }
 
-impl<S, P: Policy<S>> BoundedBuffered<S, P> {
+impl<S, P: Policy<S>> BoundedBuffered<S, P, Untimed> {
     #[track_caller]
     pub(crate) fn new(source: S, workers: usize, waiting: usize) -> Self {
         assert!(
@@ -92,20 +115,12 @@ impl<S, P: Policy<S>> BoundedBuffered<S, P> {
         );
         Self {
             source,
-            core: Core {
-                budgets: Budgets::new(workers, waiting),
-                phase: Phase::New,
-                source: AtomicU8::new(0),
-                waiting: VecDeque::new(),
-                slots: Slots::new(workers),
-                active: 0,
-                held: Held::unordered(),
-                failure: None,
-                stats: Stats::default(),
-            },
+            core: Core::new(Budgets::new(workers, waiting), Untimed),
         }
     }
+}
 
+impl<S, P: Policy<S>, K: Clocking> BoundedBuffered<S, P, K> {
     /// Yields outputs in input order, letting work run at most `window` items
     /// ahead of the oldest output not yet yielded.
     ///
@@ -164,6 +179,177 @@ impl<S, P: Policy<S>> BoundedBuffered<S, P> {
         core.slots = Slots::new(core.budgets.workers.min(window));
         core.held = Held::ordered();
         self
+    }
+
+    /// Expires waiting items: when a worker frees up for an item that waited in
+    /// the queue longer than `limit`, the item is not started. The stream then
+    /// yields `Result<T, Expired<F>>` (`F` the source's future), with the expired
+    /// item as an [`Expired`] in its place.
+    ///
+    /// - The time waited runs from the item's pull to its pickup; an item that
+    ///   waited exactly `limit` still starts. An item pulled straight into a free
+    ///   worker never waited and never expires.
+    /// - An expired item is never polled: [`Expired::into_inner`] hands back its
+    ///   untouched future. It takes no worker: the next waiting item is
+    ///   considered at once. It is yielded in completion order, or at its input
+    ///   position when [ordered](Self::ordered); until then it counts against the
+    ///   waiting budget (unordered) or holds its place in the window (ordered).
+    ///   [`Stats::expired`] counts them.
+    /// - The check is made only at pickup: no timers, so the adapter stays
+    ///   executor-agnostic, and an item waits until a worker is free for it even
+    ///   if it expired long before. The clock is read at most once per
+    ///   `poll_next` (see [`clock`](Self::clock)).
+    ///
+    /// Whether an expiry aborts the run or is a recorded per-item failure is the
+    /// caller's decision: record it and go on, or [`close`](Self::close) or drop
+    /// the stream when one arrives.
+    ///
+    /// # Panics
+    ///
+    /// If the stream has already been polled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// // One worker, 10 ms per job, 30 ms of patience: items 0 to 3 run, the rest
+    /// // waited too long by the time the worker got to them.
+    /// let outcomes: Vec<_> = stream::iter(0..6u32)
+    ///     .map(|n| async move {
+    ///         tokio::time::sleep(Duration::from_millis(10)).await;
+    ///         n
+    ///     })
+    ///     .bounded(1, 5)
+    ///     .max_wait(Duration::from_millis(30))
+    ///     .clock(|| tokio::time::Instant::now().into_std())
+    ///     .map(|outcome| outcome.map_err(|expired| expired.waited()))
+    ///     .collect()
+    ///     .await;
+    /// let ms = Duration::from_millis;
+    /// assert_eq!(outcomes, [Ok(0), Ok(1), Ok(2), Ok(3), Err(ms(40)), Err(ms(40))]);
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn max_wait(self, limit: Duration) -> BoundedBuffered<S, P, Clocked<MaxWait>> {
+        self.reclock(
+            |clock| clock.into_clocked().with_max_wait(limit),
+            "max_wait",
+        )
+    }
+
+    /// Records where items spend their time: how long each waited (pull to
+    /// start), ran (start to completion) and was held (completion to hand-out),
+    /// read with [`timings`](Self::timings).
+    ///
+    /// Off by default, because reading a clock costs more than the adapter's own
+    /// work per item. When on, the clock is read at most once per `poll_next`, and
+    /// every event that call handles gets that reading: a duration is exact to
+    /// within the time one `poll_next` takes (the first polls of the futures it
+    /// starts, the woken futures it polls). The three histograms are allocated
+    /// once, here; recording allocates nothing.
+    ///
+    /// # Panics
+    ///
+    /// If the stream has already been polled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let mut jobs = stream::iter(0..4u32)
+    ///     .map(|n| async move {
+    ///         tokio::time::sleep(Duration::from_millis(10)).await;
+    ///         n
+    ///     })
+    ///     .bounded(2, 2)
+    ///     .timed()
+    ///     .clock(|| tokio::time::Instant::now().into_std());
+    /// while jobs.next().await.is_some() {}
+    /// let timings = jobs.timings().expect("timed");
+    /// assert_eq!(timings.run.max(), Duration::from_millis(10));
+    /// // Two started at once, two waited for the first two to finish.
+    /// assert_eq!(timings.wait.max(), Duration::from_millis(10));
+    /// assert_eq!(timings.wait.count(), 4);
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn timed(self) -> BoundedBuffered<S, P, Clocked<K::Expiry>> {
+        self.reclock(|clock| clock.into_clocked().with_timings(), "timed")
+    }
+
+    /// Replaces `Instant::now` as the clock of [`max_wait`](Self::max_wait) and
+    /// [`timed`](Self::timed), for tests and simulations, in either order with
+    /// them. On tokio's paused clock:
+    ///
+    /// ```
+    /// # use bounded_buffered::BoundedStreamExt;
+    /// # use futures::{StreamExt, stream};
+    /// # let jobs = stream::iter(0..1u32).map(|n| async move { n }).bounded(1, 0);
+    /// let jobs = jobs.timed().clock(|| tokio::time::Instant::now().into_std());
+    /// # drop(jobs);
+    /// ```
+    ///
+    /// Alone, it changes nothing: a clock nothing asks for is never read.
+    ///
+    /// # Panics
+    ///
+    /// If the stream has already been polled.
+    #[track_caller]
+    pub fn clock(self, now: fn() -> Instant) -> BoundedBuffered<S, P, Clocked<K::Expiry>> {
+        self.reclock(|clock| clock.into_clocked().with_clock(now), "clock")
+    }
+
+    /// The same stream with another clocking, before the first poll.
+    #[track_caller]
+    fn reclock<K2: Clocking>(
+        self,
+        clock: impl FnOnce(K) -> K2,
+        method: &str,
+    ) -> BoundedBuffered<S, P, K2> {
+        assert!(
+            self.core.phase == Phase::New,
+            "`{method}` must be called before the stream is first polled"
+        );
+        let core = self.core;
+        let mut reclocked = Core::new(core.budgets, clock(core.clock));
+        *reclocked.source.get_mut() = core.source.into_inner();
+        if let Some(window) = core.budgets.window {
+            reclocked.slots = Slots::new(core.budgets.workers.min(window));
+            reclocked.held = Held::ordered();
+        }
+        BoundedBuffered {
+            source: self.source,
+            core: reclocked,
+        }
+    }
+
+    /// A copy of the time distributions if [`timed`](Self::timed) was called,
+    /// `None` otherwise. See [`Timings`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{StreamExt, stream};
+    ///
+    /// let jobs = stream::iter(0..3u32).map(|n| async move { n }).bounded(2, 0);
+    /// assert!(jobs.timings().is_none());
+    /// assert!(jobs.timed().timings().is_some());
+    /// ```
+    pub fn timings(&self) -> Option<Timings> {
+        self.core.clock.timings()
     }
 
     /// Takes the adapter apart before it was ever polled, for a driver that runs
@@ -332,11 +518,11 @@ impl<S, P: Policy<S>> BoundedBuffered<S, P> {
     }
 }
 
-impl<S, P: Policy<S>> Stream for BoundedBuffered<S, P>
+impl<S, P: Policy<S>, K: Clocking> Stream for BoundedBuffered<S, P, K>
 where
     S: Stream,
 {
-    type Item = P::Item<P::Ok>;
+    type Item = Item<S, P, K>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.project();
@@ -374,7 +560,7 @@ where
     }
 }
 
-impl<S, P: Policy<S>> FusedStream for BoundedBuffered<S, P>
+impl<S, P: Policy<S>, K: Clocking> FusedStream for BoundedBuffered<S, P, K>
 where
     S: Stream,
 {
@@ -383,7 +569,7 @@ where
     }
 }
 
-impl<S, P: Policy<S>> fmt::Debug for BoundedBuffered<S, P>
+impl<S, P: Policy<S>, K: Clocking> fmt::Debug for BoundedBuffered<S, P, K>
 where
     S: fmt::Debug,
 {
@@ -400,12 +586,28 @@ where
     }
 }
 
-impl<S, P: Policy<S>> Core<S, P> {
+impl<S, P: Policy<S>, K: Clocking> Core<S, P, K> {
+    fn new(budgets: Budgets, clock: K) -> Self {
+        Self {
+            budgets,
+            phase: Phase::New,
+            source: AtomicU8::new(0),
+            waiting: VecDeque::new(),
+            slots: Slots::new(budgets.workers),
+            active: 0,
+            held: Held::unordered(),
+            held_expired: 0,
+            failure: None,
+            clock,
+            stats: Stats::default(),
+        }
+    }
+
     fn poll_next(
         &mut self,
         source: Pin<&mut S>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<P::Item<P::Ok>>> {
+    ) -> Poll<Option<Item<S, P, K>>> {
         match self.phase {
             Phase::Done => return Poll::Ready(None),
             Phase::Polling => panic!(
@@ -425,8 +627,9 @@ impl<S, P: Policy<S>> Core<S, P> {
         &mut self,
         mut source: Pin<&mut S>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<P::Item<P::Ok>>> {
+    ) -> Poll<Option<Item<S, P, K>>> {
         self.slots.unpark();
+        self.clock.begin_poll();
         *self.source.get_mut() &= !SOURCE_PENDING;
         let mut budget = POLL_BUDGET;
         loop {
@@ -437,13 +640,14 @@ impl<S, P: Policy<S>> Core<S, P> {
                     slots,
                     active,
                     held,
+                    clock,
                     stats,
                     ..
                 } = self;
                 let mut failure = None;
                 slots.poll_woken(&mut budget, |position, output| {
                     *active -= 1;
-                    match complete::<P, S>(held, stats, position, output) {
+                    match complete::<S, P, K>(held, clock, stats, position, output) {
                         Ok(()) => true,
                         Err(error) => {
                             failure = Some(error);
@@ -458,13 +662,18 @@ impl<S, P: Policy<S>> Core<S, P> {
 
             // 2. Hand out an output. Taking it frees budget, so refill first: the
             //    freed worker is busy again while the consumer handles the output.
-            if let Some(output) = self.held.pop() {
+            if let Some((completed, outcome)) = self.held.pop() {
+                self.clock.handed_out(completed);
+                if K::Expiry::is_expired(&outcome) {
+                    self.held_expired -= 1;
+                }
                 self.fill(source.as_mut(), cx);
-                return Poll::Ready(Some(P::ok(output)));
+                return Poll::Ready(Some(P::ok(outcome)));
             }
 
             // 3. Start what the budgets allow and top up the waiting queue. A new
-            //    future may finish or wake itself in its first poll: go round again.
+            //    future may finish or wake itself in its first poll, and an item
+            //    may expire: go round again.
             if self.fill(source.as_mut(), cx) {
                 continue;
             }
@@ -498,30 +707,71 @@ impl<S, P: Policy<S>> Core<S, P> {
 
     /// Starts items while the budgets allow (oldest waiting item first, then the
     /// source), then pulls items into the waiting queue until it is full. Returns
-    /// whether it started anything. After a failure it does nothing: the queue is
-    /// empty and the source is not pulled.
+    /// whether it started (or expired) anything. After a failure it does nothing:
+    /// the queue is empty and the source is not pulled.
     #[inline(always)]
     fn fill(&mut self, mut source: Pin<&mut S>, cx: &mut Context<'_>) -> bool {
         let mut started = false;
-        while self.budgets.may_start(self.active, self.held.len()) {
+        while self
+            .budgets
+            .may_start(self.active, self.held.len(), self.held_expired())
+        {
             let future = match self.waiting.pop_front() {
-                Some(future) => future,
+                Some((pulled, future)) => {
+                    // Expiry is checked at pickup, and only there.
+                    if let Some((proof, waited)) = self.clock.pick_up(pulled) {
+                        self.expire(proof, waited, future);
+                        started = true;
+                        continue;
+                    }
+                    future
+                }
                 None => match self.pull(source.as_mut(), cx) {
-                    Some(future) => future,
+                    Some(future) => {
+                        self.clock.started_at_once();
+                        future
+                    }
                     None => break,
                 },
             };
             self.start(future);
             started = true;
         }
-        while self.budgets.may_queue(self.waiting.len()) {
+        while self
+            .budgets
+            .may_queue(self.waiting.len(), self.held_expired())
+        {
             let Some(future) = self.pull(source.as_mut(), cx) else {
                 break;
             };
-            self.waiting.push_back(future);
+            let pulled = self.clock.stamp_pulled();
+            self.waiting.push_back((pulled, future));
             self.stats.peak_waiting = self.stats.peak_waiting.max(self.waiting.len());
         }
         started
+    }
+
+    /// Held outcomes that are expired items: a constant 0 without `max_wait`.
+    #[inline(always)]
+    fn held_expired(&self) -> usize {
+        if <K::Expiry as Expiry>::EXPIRES {
+            self.held_expired
+        } else {
+            0
+        }
+    }
+
+    /// Hands a waiting item that waited too long to the consumer, unstarted.
+    #[inline(never)]
+    fn expire(&mut self, proof: <K::Expiry as Expiry>::Proof, waited: Duration, future: P::Future) {
+        let position = self.held.begin();
+        let expired = Expired::new(P::into_source(future), waited);
+        let stamp = self.clock.stamp();
+        self.held
+            .complete(position, (stamp, K::Expiry::expired(proof, expired)));
+        self.held_expired += 1;
+        self.stats.expired += 1;
+        self.stats.peak_held = self.stats.peak_held.max(self.held.len());
     }
 
     #[inline(always)]
@@ -555,10 +805,13 @@ impl<S, P: Policy<S>> Core<S, P> {
         let position = self.held.begin();
         self.active += 1;
         self.stats.peak_active = self.stats.peak_active.max(self.active);
-        if let Poll::Ready(output) = self.slots.start(future, position) {
+        let running = Stamped::new(self.clock.stamp(), future);
+        if let Poll::Ready(output) = self.slots.start(running, position) {
             self.active -= 1;
-            if let Err(error) = complete::<P, S>(&mut self.held, &mut self.stats, position, output)
-            {
+            let Self {
+                held, clock, stats, ..
+            } = self;
+            if let Err(error) = complete::<S, P, K>(held, clock, stats, position, output) {
                 self.fail(error);
             }
         }
@@ -576,21 +829,27 @@ impl<S, P: Policy<S>> Core<S, P> {
         self.waiting.clear();
         self.active -= self.slots.cancel_all();
         self.held.keep_in_order_prefix();
+        self.held_expired = self
+            .held
+            .count(|(_, outcome)| K::Expiry::is_expired(outcome));
     }
 }
 
 /// Settles the output of the item at `position`: stores it for the consumer, or
 /// hands back the error that ends the run.
 #[inline(always)]
-fn complete<P: Policy<S>, S>(
-    held: &mut Held<P::Ok>,
+#[allow(clippy::type_complexity)]
+fn complete<S, P: Policy<S>, K: Clocking>(
+    held: &mut Held<(K::Stamp, Outcome<S, P, K>)>,
+    clock: &mut K,
     stats: &mut Stats,
     position: u64,
-    output: <P::Future as Future>::Output,
+    (started, output): (K::Stamp, <P::Future as Future>::Output),
 ) -> Result<(), P::Error> {
     stats.completed += 1;
+    let completed = clock.completed(started);
     let output = P::settle(output)?;
-    held.complete(position, output);
+    held.complete(position, (completed, K::Expiry::done(output)));
     stats.peak_held = stats.peak_held.max(held.len());
     Ok(())
 }

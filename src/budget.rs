@@ -35,24 +35,40 @@ impl Budgets {
     }
 
     /// Whether one more item may start, given the futures running (`active`) and
-    /// the complete outputs the consumer has not taken (`held`).
+    /// the outputs the consumer has not taken (`held`), `expired` of which are
+    /// items that expired while waiting.
     ///
     /// - Workers: never more than `workers` running.
     /// - Unordered: an untaken output keeps its worker, so `active + held <= workers`.
+    ///   An expired item never had a worker: it is held in place of the waiting
+    ///   item it was, and counts against `waiting` instead (see [`Budgets::may_queue`]).
     /// - Ordered: every item between the oldest unyielded one and the newest
-    ///   started one is running or held, so `active + held <= window` caps that
-    ///   span. An item at input position `p` starts only while `p < oldest + window`.
+    ///   started (or expired) one is running or held, so `active + held <= window`
+    ///   caps that span. An item at input position `p` starts only while
+    ///   `p < oldest + window`.
     #[inline]
-    pub(crate) fn may_start(&self, active: usize, held: usize) -> bool {
+    pub(crate) fn may_start(&self, active: usize, held: usize, expired: usize) -> bool {
+        let held = if self.window.is_some() {
+            held
+        } else {
+            held - expired
+        };
         active < self.workers && active + held < self.span
     }
 
     /// Whether one more item may be pulled into the waiting queue, which holds
-    /// `queued` items now. Together with [`Budgets::may_start`] this makes the
-    /// source advance exactly `workers + waiting` items ahead of the consumer when
-    /// every future is blocked (`min(workers, window) + waiting` when ordered).
+    /// `queued` items now, with `expired` expired items held (they count here
+    /// when unordered, see [`Budgets::may_start`]). Together with
+    /// [`Budgets::may_start`] this makes the source advance exactly
+    /// `workers + waiting` items ahead of the consumer when every future is
+    /// blocked (`min(workers, window) + waiting` when ordered).
     #[inline]
-    pub(crate) fn may_queue(&self, queued: usize) -> bool {
+    pub(crate) fn may_queue(&self, queued: usize, expired: usize) -> bool {
+        let queued = if self.window.is_some() {
+            queued
+        } else {
+            queued + expired
+        };
         queued < self.waiting
     }
 }

@@ -39,6 +39,9 @@ pub trait Policy<S>: sealed::Sealed {
     /// What runs in a worker.
     #[doc(hidden)]
     type Future: Future;
+    /// The source's future as the caller made it: what an expired item hands back.
+    #[doc(hidden)]
+    type Source;
     /// What a completed future settles to when it succeeded.
     #[doc(hidden)]
     type Ok;
@@ -64,6 +67,10 @@ pub trait Policy<S>: sealed::Sealed {
     #[doc(hidden)]
     fn settle(output: <Self::Future as Future>::Output) -> Result<Self::Ok, Self::Error>;
 
+    /// The caller's future inside a waiting item.
+    #[doc(hidden)]
+    fn into_source(future: Self::Future) -> Self::Source;
+
     /// An output, as the stream yields it.
     #[doc(hidden)]
     fn ok<O>(output: O) -> Self::Item<O>;
@@ -87,6 +94,7 @@ where
     S::Item: Future,
 {
     type Future = S::Item;
+    type Source = S::Item;
     type Ok = <S::Item as Future>::Output;
     type Error = Infallible;
     type Item<O> = O;
@@ -107,6 +115,11 @@ where
     #[inline(always)]
     fn settle(output: Self::Ok) -> Result<Self::Ok, Infallible> {
         Ok(output)
+    }
+
+    #[inline(always)]
+    fn into_source(future: S::Item) -> S::Item {
+        future
     }
 
     #[inline(always)]
@@ -133,6 +146,7 @@ where
     S::Ok: TryFuture<Error = S::Error>,
 {
     type Future = TryRun<S::Ok>;
+    type Source = S::Ok;
     type Ok = <S::Ok as TryFuture>::Ok;
     type Error = S::Error;
     type Item<O> = Result<O, S::Error>;
@@ -153,6 +167,10 @@ where
     #[inline(always)]
     fn settle(output: Result<Self::Ok, S::Error>) -> Result<Self::Ok, S::Error> {
         output
+    }
+
+    fn into_source(future: TryRun<S::Ok>) -> S::Ok {
+        future.future
     }
 
     #[inline(always)]

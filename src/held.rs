@@ -106,6 +106,19 @@ impl<T> Held<T> {
 }
 
 impl<T> Held<T> {
+    /// How many held outputs match `matches`.
+    #[cold]
+    pub(crate) fn count(&self, mut matches: impl FnMut(&T) -> bool) -> usize {
+        match &self.order {
+            Order::Unordered(done) => done.iter().filter(|output| matches(output)).count(),
+            Order::Ordered { ring, .. } => ring
+                .iter()
+                .flatten()
+                .filter(|output| matches(output))
+                .count(),
+        }
+    }
+
     /// After a failure: keeps only the outputs that may still be handed out
     /// without breaking the output order, and drops the rest. Unordered, that is
     /// all of them. Ordered, the complete prefix from the oldest unyielded

@@ -640,13 +640,13 @@ impl<T> State<T> {
     /// counts as running: its item will start as soon as the worker takes it.
     fn may_claim(&self) -> bool {
         self.budgets
-            .may_start(self.active + self.claimed, self.held.len())
+            .may_start(self.active + self.claimed, self.held.len(), 0)
     }
 
     /// Whether the producer may pull one more item: for a claimed start that no
     /// queued item covers yet, or else into the waiting budget.
     fn may_pull(&self) -> bool {
-        self.queued < self.claimed || self.budgets.may_queue(self.queued - self.claimed)
+        self.queued < self.claimed || self.budgets.may_queue(self.queued - self.claimed, 0)
     }
 }
 

@@ -47,4 +47,7 @@ pub struct Stats {
     pub pulled: u64,
     /// Futures that have completed so far (whether or not their output was taken).
     pub completed: u64,
+    /// Waiting items that expired instead of starting, so far (always 0 without
+    /// [`max_wait`](crate::BoundedBuffered::max_wait)).
+    pub expired: u64,
 }

@@ -1,0 +1,322 @@
+//! Time, when a stream needs it: the clock, read at most once per `poll_next`,
+//! and the stamps each item carries from its pull to its hand-out.
+//!
+//! A plain stream is [`Untimed`]: it never reads a clock, and its stamps are `()`,
+//! so nothing of this module costs it anything. [`max_wait`], [`timed`] and
+//! [`clock`] make it [`Clocked`]: then each waiting item carries the time it was
+//! pulled, each running future the time it started, each held output the time
+//! it completed, and the clock is read lazily, once per `poll_next` at most:
+//! every event one call handles gets the same reading. That is the resolution of
+//! every duration the stream measures: the time one `poll_next` takes.
+//!
+//! [`max_wait`]: crate::BoundedBuffered::max_wait
+//! [`timed`]: crate::BoundedBuffered::timed
+//! [`clock`]: crate::BoundedBuffered::clock
+
+use std::fmt;
+use std::num::NonZeroU64;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use pin_project_lite::pin_project;
+
+use crate::expiry::{Expiry, Fresh, MaxWait};
+use crate::timings::Timings;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// Whether a stream reads the time: [`Untimed`] (the default) or [`Clocked`].
+///
+/// Part of the stream's type; you never implement or call it.
+pub trait Clocking: sealed::Sealed {
+    /// What an item carries to remember when something happened to it.
+    #[doc(hidden)]
+    type Stamp: Copy;
+    /// Whether waiting items expire.
+    #[doc(hidden)]
+    type Expiry: Expiry;
+
+    /// A `poll_next` begins: the time read by the previous one is stale.
+    #[doc(hidden)]
+    fn begin_poll(&mut self);
+
+    /// Now, for an item pulled into the waiting queue.
+    #[doc(hidden)]
+    fn stamp_pulled(&mut self) -> Self::Stamp;
+
+    /// Now, for an item that starts.
+    #[doc(hidden)]
+    fn stamp(&mut self) -> Self::Stamp;
+
+    /// A worker picks up a waiting item pulled at `pulled`: `None` to start it
+    /// (its wait is recorded), or the proof that it expired and how long it
+    /// waited.
+    #[doc(hidden)]
+    fn pick_up(
+        &mut self,
+        pulled: Self::Stamp,
+    ) -> Option<(<Self::Expiry as Expiry>::Proof, Duration)>;
+
+    /// An item starts as soon as it is pulled: it waited no time.
+    #[doc(hidden)]
+    fn started_at_once(&mut self);
+
+    /// An item that started at `started` completed: records how long it ran and
+    /// returns the completion's stamp.
+    #[doc(hidden)]
+    fn completed(&mut self, started: Self::Stamp) -> Self::Stamp;
+
+    /// An output held since `completed` is handed out: records how long it was
+    /// held.
+    #[doc(hidden)]
+    fn handed_out(&mut self, completed: Self::Stamp);
+
+    /// A copy of the distributions, if timing is on.
+    #[doc(hidden)]
+    fn timings(&self) -> Option<Timings>;
+
+    /// The same settings on a clock: how `max_wait`, `timed` and `clock` turn an
+    /// [`Untimed`] stream into a [`Clocked`] one, and keep what a [`Clocked`]
+    /// one had.
+    #[doc(hidden)]
+    fn into_clocked(self) -> Clocked<Self::Expiry>;
+}
+
+/// A stream that never reads a clock (the default).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Untimed;
+
+impl sealed::Sealed for Untimed {}
+
+impl Clocking for Untimed {
+    type Stamp = ();
+    type Expiry = Fresh;
+
+    #[inline(always)]
+    fn begin_poll(&mut self) {}
+
+    #[inline(always)]
+    fn stamp_pulled(&mut self) {}
+
+    #[inline(always)]
+    fn stamp(&mut self) {}
+
+    #[inline(always)]
+    fn pick_up(&mut self, (): ()) -> Option<(std::convert::Infallible, Duration)> {
+        None
+    }
+
+    #[inline(always)]
+    fn started_at_once(&mut self) {}
+
+    #[inline(always)]
+    fn completed(&mut self, (): ()) {}
+
+    #[inline(always)]
+    fn handed_out(&mut self, (): ()) {}
+
+    fn timings(&self) -> Option<Timings> {
+        None
+    }
+
+    fn into_clocked(self) -> Clocked<Fresh> {
+        Clocked {
+            now: Instant::now,
+            epoch: None,
+            read: None,
+            expiry: Fresh,
+            timings: None,
+        }
+    }
+}
+
+/// A stream that reads a clock, for [`max_wait`](crate::BoundedBuffered::max_wait),
+/// [`timed`](crate::BoundedBuffered::timed) or
+/// [`clock`](crate::BoundedBuffered::clock). `E` says whether waiting items
+/// expire: [`Fresh`] or [`MaxWait`].
+pub struct Clocked<E = Fresh> {
+    now: fn() -> Instant,
+    /// The first reading: stamps count nanoseconds from it, so that a duration
+    /// is one subtraction of integers (and a stamp is 8 bytes, not 16).
+    epoch: Option<Instant>,
+    /// The reading of the current `poll_next`, once taken.
+    read: Option<Tick>,
+    expiry: E,
+    /// The distributions, once [`timed`](crate::BoundedBuffered::timed) was called.
+    timings: Option<Box<Timings>>,
+}
+
+/// A reading of the clock: nanoseconds since the stream's first reading, plus
+/// one (so that `Option<Tick>` is as small as a `Tick`).
+pub(crate) type Tick = NonZeroU64;
+
+/// Nanoseconds from `earlier` to `later` (0 if the clock went back).
+#[inline]
+fn between(earlier: Tick, later: Tick) -> u64 {
+    later.get().saturating_sub(earlier.get())
+}
+
+impl<E> fmt::Debug for Clocked<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Clocked")
+            .field("timed", &self.timings.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<E> sealed::Sealed for Clocked<E> {}
+
+impl<E: Expiry> Clocked<E> {
+    /// Now, read once per `poll_next` at most.
+    #[inline]
+    fn now(&mut self) -> Tick {
+        match self.read {
+            Some(tick) => tick,
+            None => self.read_clock(),
+        }
+    }
+
+    fn read_clock(&mut self) -> Tick {
+        let now = (self.now)();
+        let epoch = *self.epoch.get_or_insert(now);
+        let nanos =
+            u64::try_from(now.saturating_duration_since(epoch).as_nanos()).unwrap_or(u64::MAX - 1);
+        let tick = Tick::MIN.saturating_add(nanos);
+        self.read = Some(tick);
+        tick
+    }
+
+    /// Now, if `needed`; `None` (and no reading) otherwise.
+    #[inline]
+    fn now_if(&mut self, needed: bool) -> Option<Tick> {
+        needed.then(|| self.now())
+    }
+
+    /// Whether anything needs to know how long items run and are held.
+    #[inline]
+    fn measures(&self) -> bool {
+        self.timings.is_some()
+    }
+}
+
+impl<E: Expiry> Clocking for Clocked<E> {
+    /// `None` where nothing needs the time: no reading is taken for it.
+    type Stamp = Option<Tick>;
+    type Expiry = E;
+
+    #[inline]
+    fn begin_poll(&mut self) {
+        self.read = None;
+    }
+
+    #[inline]
+    fn stamp_pulled(&mut self) -> Option<Tick> {
+        self.now_if(E::EXPIRES || self.measures())
+    }
+
+    #[inline]
+    fn stamp(&mut self) -> Option<Tick> {
+        self.now_if(self.measures())
+    }
+
+    #[inline]
+    fn pick_up(&mut self, pulled: Option<Tick>) -> Option<(E::Proof, Duration)> {
+        let pulled = pulled?;
+        let waited = between(pulled, self.now());
+        if let Some(proof) = self.expiry.check(waited) {
+            return Some((proof, Duration::from_nanos(waited)));
+        }
+        if let Some(timings) = &mut self.timings {
+            timings.wait.record(waited);
+        }
+        None
+    }
+
+    #[inline]
+    fn started_at_once(&mut self) {
+        if let Some(timings) = &mut self.timings {
+            timings.wait.record(0);
+        }
+    }
+
+    #[inline]
+    fn completed(&mut self, started: Option<Tick>) -> Option<Tick> {
+        let started = started?;
+        let now = self.now();
+        if let Some(timings) = &mut self.timings {
+            timings.run.record(between(started, now));
+        }
+        Some(now)
+    }
+
+    #[inline]
+    fn handed_out(&mut self, completed: Option<Tick>) {
+        let Some(completed) = completed else {
+            return;
+        };
+        let held = between(completed, self.now());
+        if let Some(timings) = &mut self.timings {
+            timings.held.record(held);
+        }
+    }
+
+    fn timings(&self) -> Option<Timings> {
+        self.timings.as_deref().cloned()
+    }
+
+    fn into_clocked(self) -> Self {
+        self
+    }
+}
+
+impl<E: Expiry> Clocked<E> {
+    pub(crate) fn with_max_wait(self, limit: Duration) -> Clocked<MaxWait> {
+        Clocked {
+            now: self.now,
+            epoch: None,
+            read: None,
+            expiry: MaxWait::new(limit),
+            timings: self.timings,
+        }
+    }
+
+    pub(crate) fn with_timings(mut self) -> Self {
+        self.timings.get_or_insert_with(|| Box::new(Timings::new()));
+        self
+    }
+
+    pub(crate) fn with_clock(mut self, now: fn() -> Instant) -> Self {
+        self.now = now;
+        self
+    }
+}
+
+pin_project! {
+    /// A running future with the time it started: its output comes back with it.
+    pub(crate) struct Stamped<St, F> {
+        stamp: St,
+        #[pin]
+        future: F,
+    }
+}
+
+impl<St, F> Stamped<St, F> {
+    #[inline(always)]
+    pub(crate) fn new(stamp: St, future: F) -> Self {
+        Self { stamp, future }
+    }
+}
+
+impl<St: Copy, F: Future> Future for Stamped<St, F> {
+    type Output = (St, F::Output);
+
+    #[inline(always)]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let stamp = *this.stamp;
+        this.future.poll(cx).map(|output| (stamp, output))
+    }
+}
