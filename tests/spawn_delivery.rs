@@ -114,11 +114,12 @@ fn nothing_is_spawned_or_pulled_before_the_first_poll() {
     assert_eq!(Probe::get(&probe.pulled), 0);
     assert_eq!(stream.stats(), Stats::default());
 
-    // The first poll spawns the producer and one task per worker.
+    // The first poll spawns one worker task; the others come as items need them.
     assert!(poll_once(&mut stream).is_pending());
-    assert_eq!(stepper.spawns(), 3);
+    assert_eq!(stepper.spawns(), 1);
     stepper.run_until_stalled();
     assert!(Probe::get(&probe.pulled) > 0);
+    assert!(stepper.spawns() <= 2, "more tasks than workers");
 }
 
 #[test]
@@ -249,7 +250,8 @@ fn the_spawner_is_called_once_per_task() {
             });
     let outputs: Vec<usize> = runtime.block_on(stream.collect());
     assert_eq!(outputs.len(), 50);
-    assert_eq!(calls.load(Ordering::SeqCst), 5 + 1);
+    // Tasks are spawned on demand, never more than the workers.
+    assert!((1..=5).contains(&calls.load(Ordering::SeqCst)));
 }
 
 #[test]
@@ -262,14 +264,15 @@ fn nothing_runs_before_the_first_poll_on_tokio_and_smol() {
         .spawn_on(runtime.handle().clone());
     assert_eq!(runtime.metrics().num_alive_tasks(), 0);
     assert_eq!(Probe::get(&probe.pulled), 0);
-    // The first poll spawns the producer and the workers, which then live until
-    // the stream ends (the workers wait for the consumer to take outputs).
+    // The first poll spawns a worker task, which may spawn the other before
+    // this line; they live until the stream ends (waiting for the consumer to
+    // take outputs).
     let first = match poll_once(&mut stream) {
         Poll::Ready(Some(_)) => 1,
         Poll::Pending => 0,
         Poll::Ready(None) => panic!("ended early"),
     };
-    assert_eq!(runtime.metrics().num_alive_tasks(), 2 + 1);
+    assert!((1..=2).contains(&runtime.metrics().num_alive_tasks()));
     let taken = first + runtime.block_on(stream.count());
     assert_eq!(taken, 10);
 

@@ -1,0 +1,370 @@
+//! Spawned mode: the same budgets, with the futures running in worker tasks on
+//! an executor instead of inside the consumer's `poll_next`.
+//!
+//! # Design
+//!
+//! There is no producer task and no channel. The worker tasks pull from the
+//! source themselves, and everything the consumer and the tasks share sits in
+//! one [`State`](state::State) behind one mutex (`shared.rs`): the budgets, the
+//! source, the waiting queue, the held outputs (the same `Held` store as in
+//! place), the counts, and the tasks' bookkeeping (`tasks.rs`). Every admission
+//! decision is made there, under the lock, through [`Budgets`], with the limits
+//! read at that moment. The lock is held for a few counter updates and, when a
+//! task pulls, the source's `poll_next`; never across a future's poll, a wake,
+//! a spawn or a user destructor (a lock section returns those as
+//! [`Deferred`](state::Deferred) work, done after the lock is released).
+//!
+//! A worker task (`worker.rs`) owns one future at a time. When it completes,
+//! the task hands the output over and takes its next item in the same lock
+//! section, then polls that at once: a task can run many items per poll (up to
+//! a cooperative budget) without ever going back to the executor. Tasks are
+//! spawned on demand: the first on the stream's first poll, then one whenever a
+//! start is free, there is an item for it and no task is idle; never more than
+//! `workers`. A task with nothing to start parks; its bookkeeping is one entry
+//! per task, grown as tasks are spawned.
+//!
+//! The consumer takes outputs under the lock, one per `poll_next`. Taking an
+//! output may free a start; then it sends for a task, unless one is on its way
+//! already, so a consumer that drains a batch of outputs wakes one task for
+//! the batch, and that task takes every start freed meanwhile.
+//!
+//! # The hand-off protocol
+//!
+//! Parties: the consumer, the worker tasks, the source (which holds the waker
+//! of the task that last polled it), and the executor. Rules:
+//!
+//! 1. **Admission.** Items start and are pulled only in lock sections, each
+//!    checked by [`Budgets::may_start`] or [`Budgets::may_queue`] against the
+//!    counts, which include everything started or pulled before. A start
+//!    takes the oldest waiting item, else pulls one; the queue is topped up
+//!    only once no start is free (the in-place order: start what may start,
+//!    then pull ahead). So the counts never exceed the budgets, and with every
+//!    future blocked the source has advanced exactly `workers + waiting` items
+//!    (`min(workers, window) + waiting` ordered).
+//! 2. **No stranded start.** Every lock section that can leave a start free
+//!    with an item to start (an output taken, a future completed, the source
+//!    ready again, the first poll) ends with the *dispatch*: if no task is on
+//!    its way (`searching`), it sends one: the task idle longest (its waker is
+//!    taken under the lock and woken after), or, below `workers`, a new task
+//!    (counted under the lock, spawned after). The task sent is the
+//!    *searcher*; its next poll takes the lock, clears `searching`, takes an
+//!    item if one may start, and dispatches again. Invariant: whenever the lock
+//!    is free, either no start is free with an item for it, or a searcher is
+//!    on its way, or a task that completed its future is about to take the
+//!    lock (and then takes the start itself). A task parks only in a section
+//!    that found no start it could make, so a free start never waits for a
+//!    sleeping task.
+//! 3. **Consumer wakes.** The consumer registers its waker in the section that
+//!    finds nothing to take. A section that stores an output the consumer can
+//!    take (unordered: any; ordered: the oldest unyielded position), ends the
+//!    stream, or records a failure takes that waker and wakes it. Registration
+//!    and these checks are under the same lock, so either the section comes
+//!    first and the consumer sees its effect, or the consumer registered first
+//!    and the section wakes it. Only a parked consumer is woken, once.
+//! 4. **Source wakes.** A source that returns `Pending` holds the waker of the
+//!    task that polled it; nobody polls it again until that task was polled,
+//!    and the task's handle is flagged. On its next poll, whatever woke it, the
+//!    flagged task takes the lock, lets the source be pulled again, tops up
+//!    the queue and dispatches (an idle task does so as part of looking for
+//!    work). So the source's wake always reaches a task that acts on it.
+//! 5. **Cancellation.** The stream's end, its drop, or a failure cancels, in a
+//!    lock section: from then on no section starts or pulls anything, and the
+//!    source, the waiting items and every task's handle are taken out. After
+//!    the lock, the canceller sets the `cancelled` flag, then wakes every task,
+//!    then drops the source and the items. A task registers its waker in its
+//!    handle at the start of every poll, then reads the flag: either it sees
+//!    the flag, or its registration came first and the wake reaches it (or it
+//!    sees `cancelled` in its next lock section). It then drops its future and
+//!    ends. A future that completes after the cancellation has its output
+//!    dropped by its task.
+//! 6. **Spawning.** Spawns are counted under the state's lock and done by
+//!    whoever holds the spawner's lock, never under the state's. A party that
+//!    finds the spawner busy leaves its spawn to the holder, which looks again
+//!    after releasing it: no counted task is forgotten, the spawner is never
+//!    called by two threads at once, and one that polls the new task before
+//!    returning cannot deadlock.
+//!
+//! `tests/loom_spawned.rs` model-checks these hand-offs with loom (the state's
+//! mutex, the flags and the tasks' wakers go through [`crate::sync`]).
+//!
+//! # Where the planned features hook in
+//!
+//! - **Fail fast** (`try_bounded`): an `Err` pulled from the source (in
+//!   `State::pull`) or returned by a future (in `State::complete`) is recorded
+//!   like a panic is today, in the same section: `cancel` stops every start and
+//!   pull, drops the waiting items and wakes every task, which drops its future
+//!   on its next poll. The held outputs are then trimmed (ordered: the complete
+//!   prefix from `front`), and the consumer's `hand_out` yields them before
+//!   the `Err`, then ends.
+//! - **`close()`**: a consumer-side section that takes the source away
+//!   (`Source::take`, dropped after the lock). The source then counts as gone:
+//!   the dispatch sends nobody to pull, and the end check (`is_finished`)
+//!   ends the stream once the running and waiting items were handed out. The
+//!   state exists from `spawn_on`, so it works before the first poll.
+//! - **Expiry at pickup** (`max_wait`): the waiting queue's entries carry their
+//!   pull time; `State::start` checks it when it takes the oldest one, puts an
+//!   expired item into `held` as `Err(Expired(item))` at the position it
+//!   reserves, and looks at the next one in the same loop. Items pulled
+//!   straight into a start never wait.
+//! - **Timings**: pull time in the waiting entry, start time in the worker
+//!   (it polls), completion time stored with the held output; recorded into
+//!   histograms in the state, in the sections that see each transition.
+//! - **Moving limits**: `budgets` is read in every section and never copied
+//!   into a task. A `Limits` handle changes it in a section of its own that
+//!   ends with the dispatch (and spawns after the lock, through the spawner's
+//!   lock, from any thread): raising sends a searcher, which sends the next;
+//!   lowering only stops new starts. Tasks above a lowered `workers` stay
+//!   idle; the adaptive controller's run times come from `State::complete`.
+
+mod counts;
+mod shared;
+mod source;
+mod spawner;
+mod state;
+mod tasks;
+mod worker;
+
+use std::fmt;
+use std::panic;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use futures_core::stream::{FusedStream, Stream};
+
+use self::shared::Shared;
+use self::state::{Handout, Output};
+use crate::bounded::BoundedBuffered;
+use crate::budget::Budgets;
+use crate::stats::Stats;
+use crate::sync::Arc;
+
+#[cfg(feature = "smol")]
+pub use self::spawner::SmolGlobal;
+pub use self::spawner::Spawner;
+
+/// The sources spawned mode runs: the source, its futures and their outputs
+/// move to the executor's threads and outlive the caller.
+pub(crate) trait SendSource:
+    Stream<Item: Future<Output: Send + 'static> + Send + 'static> + Send + 'static
+{
+}
+
+impl<S> SendSource for S
+where
+    S: Stream + Send + 'static,
+    S::Item: Future + Send + 'static,
+    Output<S>: Send + 'static,
+{
+}
+
+impl<S> BoundedBuffered<S>
+where
+    S: Stream + Send + 'static,
+    S::Item: Future + Send + 'static,
+    <S::Item as Future>::Output: Send + 'static,
+{
+    /// Runs the same budgets with the futures in worker tasks on `executor`,
+    /// so they make progress while the consumer is busy elsewhere, and run in
+    /// parallel on a multi-threaded executor.
+    ///
+    /// The returned [`Spawned`] stream yields the same outputs under the same
+    /// budgets as this stream would: `active <= workers`, at most `waiting` items
+    /// queued, an untaken output keeps its worker (unordered) or its place in the
+    /// window (after [`ordered`](Self::ordered)), and with every future blocked the
+    /// source has advanced exactly `workers + waiting` items
+    /// (`min(workers, window) + waiting` when ordered). Outputs the consumer has
+    /// not taken stop the workers, and so the pulling: nothing grows with the
+    /// input.
+    ///
+    /// The stream is lazy: nothing is spawned until it is first polled. The
+    /// worker tasks pull from the source themselves, and are spawned as items
+    /// need them, one at a time, never more than `workers` (so
+    /// `bounded(usize::MAX, q)` works); each runs one future at a time, and
+    /// the next in the same poll when the budgets allow. Dropping the stream
+    /// cancels them all: the source, the waiting items and the untaken outputs
+    /// are dropped at once, and each task drops its future the next time the
+    /// executor polls it, which the drop arranges by waking it. A panic in a
+    /// future or in the source cancels the other tasks and is re-raised by the
+    /// stream's next poll.
+    ///
+    /// # Panics
+    ///
+    /// If the stream was already polled: its in-flight work cannot move.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+    /// # async fn main() {
+    /// let handle = tokio::runtime::Handle::current();
+    /// let squares: Vec<u64> = stream::iter(1..=5u64)
+    ///     .map(|n| async move { n * n }) // runs on the runtime's worker threads
+    ///     .bounded(2, 2)
+    ///     .ordered(4)
+    ///     .spawn_on(handle)
+    ///     .collect()
+    ///     .await;
+    /// assert_eq!(squares, [1, 4, 9, 16, 25]);
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn spawn_on<E: Spawner>(self, executor: E) -> Spawned<<S::Item as Future>::Output> {
+        let (source, budgets) = self.into_parts();
+        Spawned {
+            shared: Box::new(Arc::new(Shared::new(source, budgets))),
+            phase: Phase::New(Box::new(executor)),
+        }
+    }
+}
+
+/// The consumer's view of the shared state, with the source's type erased.
+trait Outputs<T>: Send + Sync {
+    /// Installs the spawner and sends for the first task.
+    fn start(&self, spawner: Box<dyn Spawner>);
+    /// The next output, the end or a failure; `Pending` after registering the
+    /// waker.
+    fn poll_output(&self, cx: &mut Context<'_>) -> Poll<Handout<T>>;
+    fn stats(&self) -> Stats;
+    fn budgets(&self) -> Budgets;
+    /// Items pulled and not yet yielded.
+    fn in_flight(&self) -> usize;
+    /// Cancels every task and drops the held outputs.
+    fn stop(&self);
+}
+
+/// Stream for the [`spawn_on`](BoundedBuffered::spawn_on) method.
+///
+/// Yields the outputs of futures that run as tasks on an executor, under the
+/// budgets of the [`BoundedBuffered`] it was made from. See
+/// [`spawn_on`](BoundedBuffered::spawn_on).
+#[must_use = "streams do nothing unless polled"]
+pub struct Spawned<T> {
+    shared: Box<dyn Outputs<T>>,
+    phase: Phase,
+}
+
+enum Phase {
+    /// Never polled: nothing spawned yet; the spawner waits here.
+    New(Box<dyn Spawner>),
+    Running,
+    /// Returned `None`.
+    Done,
+    /// Re-raised a task's panic.
+    Failed,
+}
+
+impl fmt::Debug for Phase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Phase::New(_) => "New",
+            Phase::Running => "Running",
+            Phase::Done => "Done",
+            Phase::Failed => "Failed",
+        })
+    }
+}
+
+impl<T> Spawned<T> {
+    /// Returns a snapshot of the counts the budgets bound; see [`Stats`].
+    ///
+    /// The counts are shared with the tasks and change while they run. An item
+    /// counts as active from the moment a worker task takes it, in the same
+    /// step as its start is checked against the budgets.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+    /// # async fn main() {
+    /// let mut squares = stream::iter(1..=10u64)
+    ///     .map(|n| async move { n * n })
+    ///     .bounded(3, 2)
+    ///     .spawn_on(tokio::runtime::Handle::current());
+    /// while squares.next().await.is_some() {}
+    /// let stats = squares.stats();
+    /// assert_eq!((stats.pulled, stats.completed), (10, 10));
+    /// assert!(stats.peak_active <= 3 && stats.peak_waiting <= 2);
+    /// # }
+    /// ```
+    pub fn stats(&self) -> Stats {
+        self.shared.stats()
+    }
+}
+
+impl<T> Stream for Spawned<T> {
+    type Item = T;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<T>> {
+        let this = &mut *self;
+        match this.phase {
+            Phase::Done => return Poll::Ready(None),
+            Phase::Failed => {
+                panic!("`Spawned` polled after it re-raised a panic from one of its tasks")
+            }
+            Phase::New(_) => {
+                if let Phase::New(spawner) = std::mem::replace(&mut this.phase, Phase::Running) {
+                    this.shared.start(spawner);
+                }
+            }
+            Phase::Running => {}
+        }
+        match this.shared.poll_output(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Handout::Output(output)) => Poll::Ready(Some(output)),
+            Poll::Ready(Handout::End | Handout::Pending) => {
+                this.phase = Phase::Done;
+                Poll::Ready(None)
+            }
+            Poll::Ready(Handout::Failed(failure)) => {
+                this.phase = Phase::Failed;
+                match failure {
+                    state::Failure::Panicked(payload) => panic::resume_unwind(payload),
+                    state::Failure::Lost => panic!(
+                        "a task of a `Spawned` stream was dropped by its executor before it \
+                         finished (was the runtime shut down?): its items are lost"
+                    ),
+                }
+            }
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        if matches!(self.phase, Phase::Done) {
+            return (0, Some(0));
+        }
+        // Every item pulled and not yet yielded will be yielded; the source's
+        // remaining length is not known here (its type is erased).
+        (self.shared.in_flight(), None)
+    }
+}
+
+impl<T> FusedStream for Spawned<T> {
+    fn is_terminated(&self) -> bool {
+        matches!(self.phase, Phase::Done)
+    }
+}
+
+impl<T> Drop for Spawned<T> {
+    fn drop(&mut self) {
+        self.shared.stop();
+    }
+}
+
+impl<T> fmt::Debug for Spawned<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let budgets = self.shared.budgets();
+        f.debug_struct("Spawned")
+            .field("workers", &budgets.workers)
+            .field("waiting", &budgets.waiting)
+            .field("window", &budgets.window)
+            .field("phase", &self.phase)
+            .field("stats", &self.shared.stats())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,200 @@
+//! [`Shared`]: the state behind its lock, with what happens around a lock
+//! section (wakes, spawns, destructors), cancellation and failure, and the
+//! consumer's view of it all ([`Outputs`]).
+
+use std::panic::{self, AssertUnwindSafe};
+use std::task::{Context, Poll};
+
+use futures_core::Stream;
+
+use super::spawner::Spawner;
+use super::state::{Deferred, Failure, Handout, Leftovers, Output, State};
+use super::worker::Worker;
+use super::{Outputs, SendSource};
+use crate::budget::Budgets;
+use crate::stats::Stats;
+use crate::sync::{Arc, AtomicBool, Mutex, MutexGuard, Ordering};
+
+pub(super) struct Shared<S: SendSource> {
+    state: Mutex<State<S>>,
+    /// Mirrors the state's `cancelled` for the tasks' check at the start of
+    /// each poll, made without the lock. Set before the tasks are woken.
+    cancelled: AtomicBool,
+    /// Installed by the first poll. Spawning happens under this lock, never
+    /// under the state's.
+    spawner: Mutex<Option<Box<dyn Spawner>>>,
+}
+
+impl<S: SendSource> Shared<S> {
+    pub(super) fn new(source: S, budgets: Budgets) -> Self {
+        Self {
+            state: Mutex::new(State::new(source, budgets)),
+            cancelled: AtomicBool::new(false),
+            spawner: Mutex::new(None),
+        }
+    }
+
+    pub(super) fn lock(&self) -> MutexGuard<'_, State<S>> {
+        self.state.lock()
+    }
+
+    pub(super) fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Acquire)
+    }
+
+    /// Runs one lock section, then what it deferred.
+    pub(super) fn section<R>(
+        this: &Arc<Self>,
+        section: impl FnOnce(&mut State<S>) -> (R, Deferred<S>),
+    ) -> R {
+        Self::section_handing_off(this, section).0
+    }
+
+    /// [`Shared::section`], also saying whether the section sent another task
+    /// for work (woke an idle one or spawned one).
+    pub(super) fn section_handing_off<R>(
+        this: &Arc<Self>,
+        section: impl FnOnce(&mut State<S>) -> (R, Deferred<S>),
+    ) -> (R, bool) {
+        let (result, deferred) = section(&mut this.lock());
+        let handed_off = deferred.searcher.is_some() || deferred.spawn;
+        Self::after(this, deferred);
+        (result, handed_off)
+    }
+
+    /// What a lock section left for after it: wakes and spawns first, user
+    /// destructors last, so a destructor that panics cannot strand a wake.
+    fn after(this: &Arc<Self>, deferred: Deferred<S>) {
+        let Deferred {
+            consumer,
+            searcher,
+            spawn,
+            ended,
+            cancelled,
+            unreported,
+        } = deferred;
+        if cancelled.is_some() {
+            this.cancelled.store(true, Ordering::Release);
+        }
+        if let Some(searcher) = searcher {
+            searcher.wake();
+        }
+        if let Some(consumer) = consumer {
+            consumer.wake();
+        }
+        if spawn {
+            Self::spawn_counted(this);
+        }
+        if let Some(leftovers) = cancelled {
+            release(leftovers);
+        }
+        drop(unreported);
+        drop(ended);
+    }
+
+    /// Hands every task counted under the lock to the spawner. Whoever finds
+    /// the spawner busy leaves its spawns to the party holding it, which looks
+    /// for more after releasing it: so no counted task is forgotten, the
+    /// spawner is never called by two threads at once, and a spawner that
+    /// polls the new task before returning cannot deadlock.
+    fn spawn_counted(this: &Arc<Self>) {
+        loop {
+            let Some(spawner) = this.spawner.try_lock() else {
+                return;
+            };
+            let Some(spawner_ref) = spawner.as_ref() else {
+                return;
+            };
+            loop {
+                // Its own statement: the state's lock is released before spawning.
+                let next = this.lock().next_to_spawn();
+                let Some((index, handle)) = next else {
+                    break;
+                };
+                let task = Box::pin(Worker::new(Arc::clone(this), handle, index));
+                if let Err(payload) =
+                    panic::catch_unwind(AssertUnwindSafe(|| spawner_ref.spawn(task)))
+                {
+                    drop(spawner);
+                    Self::fail(this, Failure::Panicked(payload));
+                    return;
+                }
+            }
+            drop(spawner);
+            // A task counted after the last look found the spawner busy.
+            if !this.lock().has_unspawned() {
+                return;
+            }
+        }
+    }
+
+    /// Records the first failure and cancels every task; the consumer's next
+    /// poll re-raises it.
+    pub(super) fn fail(this: &Arc<Self>, failure: Failure) {
+        Self::section(this, |state| ((), state.fail(failure)));
+    }
+
+    /// Cancels every task (the stream ended or is dropped).
+    fn cancel(this: &Arc<Self>) {
+        Self::section(this, |state| ((), state.stop()));
+    }
+}
+
+/// Drops what a cancellation took out of the state and wakes every task, so
+/// each drops its own future on its next poll. A destructor that panics here
+/// is swallowed: the stream is over, and nobody is left to hear of it; the
+/// items after it are still dropped.
+fn release<S: Stream>(leftovers: Leftovers<S>) {
+    let Leftovers {
+        source,
+        waiting,
+        tasks,
+        consumer,
+    } = leftovers;
+    for task in &tasks {
+        task.waker.wake();
+    }
+    if let Some(consumer) = consumer {
+        consumer.wake();
+    }
+    drop(panic::catch_unwind(AssertUnwindSafe(|| drop(source))));
+    for item in waiting {
+        drop(panic::catch_unwind(AssertUnwindSafe(|| drop(item))));
+    }
+}
+
+impl<S: SendSource> Outputs<Output<S>> for Arc<Shared<S>> {
+    fn start(&self, spawner: Box<dyn Spawner>) {
+        *self.spawner.lock() = Some(spawner);
+        Shared::section(self, |state| ((), state.begin()));
+    }
+
+    fn poll_output(&self, cx: &mut Context<'_>) -> Poll<Handout<Output<S>>> {
+        let handout = Shared::section(self, |state| state.hand_out(cx.waker()));
+        match handout {
+            Handout::Pending => Poll::Pending,
+            handout => Poll::Ready(handout),
+        }
+    }
+
+    fn stats(&self) -> Stats {
+        self.lock().stats()
+    }
+
+    fn budgets(&self) -> Budgets {
+        self.lock().budgets()
+    }
+
+    fn in_flight(&self) -> usize {
+        self.lock().in_flight()
+    }
+
+    fn stop(&self) {
+        Shared::cancel(self);
+        // Outputs nobody will take go now, rather than whenever the last task
+        // lets go of the state. Outputs completed after this are dropped by
+        // their tasks.
+        let held = self.lock().take_held();
+        drop(held);
+    }
+}

@@ -1,0 +1,88 @@
+//! The source, as the worker tasks pull from it under the state's lock.
+
+use std::any::Any;
+use std::panic::{self, AssertUnwindSafe};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use futures_core::Stream;
+
+/// What one pull gave.
+pub(super) enum Pulled<S: Stream> {
+    Item(S::Item),
+    /// Nothing now: the source is gone (it ended, panicked or was dropped) or
+    /// is pending and will wake the task that polled it.
+    Nothing,
+    /// The source returned `None` just now; here it is, to be dropped once the
+    /// lock is released (its destructor is user code).
+    Ended(Pin<Box<S>>),
+    /// The source panicked; here it is (if it can be dropped at all) with the
+    /// payload, both to be dealt with once the lock is released.
+    Panicked(Pin<Box<S>>, Box<dyn Any + Send>),
+}
+
+pub(super) struct Source<S> {
+    /// `None` once it ended, panicked, or was taken away to be dropped.
+    stream: Option<Pin<Box<S>>>,
+    /// The task whose waker the source holds since it returned `Pending`;
+    /// nobody polls it until that task was polled again.
+    waiter: Option<usize>,
+}
+
+impl<S: Stream> Source<S> {
+    pub(super) fn new(stream: S) -> Self {
+        Self {
+            stream: Some(Box::pin(stream)),
+            waiter: None,
+        }
+    }
+
+    /// Whether a pull now could give an item.
+    pub(super) fn may_pull(&self) -> bool {
+        self.stream.is_some() && self.waiter.is_none()
+    }
+
+    /// Whether the source will never give another item.
+    pub(super) fn is_gone(&self) -> bool {
+        self.stream.is_none()
+    }
+
+    /// The task the source will wake, if it is pending.
+    pub(super) fn waiter(&self) -> Option<usize> {
+        self.waiter
+    }
+
+    /// Task `index`, the source's waiter, was polled again (woken by the
+    /// source, or by anything else): the source may be pulled again.
+    pub(super) fn waiter_polled(&mut self) {
+        self.waiter = None;
+    }
+
+    /// Polls the source once for task `index`, whose context `cx` is. The
+    /// source's panic is caught here, under the lock, so the lock is never
+    /// poisoned and nobody else pulls from a source that panicked.
+    pub(super) fn pull(&mut self, index: usize, cx: &mut Context<'_>) -> Pulled<S> {
+        if self.waiter.is_some() {
+            return Pulled::Nothing;
+        }
+        let Some(stream) = &mut self.stream else {
+            return Pulled::Nothing;
+        };
+        match panic::catch_unwind(AssertUnwindSafe(|| stream.as_mut().poll_next(cx))) {
+            Ok(Poll::Ready(Some(item))) => Pulled::Item(item),
+            Ok(Poll::Ready(None)) => Pulled::Ended(self.take().expect("polled just now")),
+            Ok(Poll::Pending) => {
+                self.waiter = Some(index);
+                Pulled::Nothing
+            }
+            Err(payload) => Pulled::Panicked(self.take().expect("polled just now"), payload),
+        }
+    }
+
+    /// Takes the source away (to drop it once the lock is released): nothing
+    /// is pulled from then on.
+    pub(super) fn take(&mut self) -> Option<Pin<Box<S>>> {
+        self.waiter = None;
+        self.stream.take()
+    }
+}

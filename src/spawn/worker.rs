@@ -1,0 +1,182 @@
+//! The worker task: runs one item at a time, and the next one in the same poll
+//! when the budgets let it, until the stream is cancelled. It catches its own
+//! panics, watches the cancellation flag, and reports being dropped unfinished.
+
+use std::panic::{self, AssertUnwindSafe};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use pin_project_lite::pin_project;
+
+use super::SendSource;
+use super::shared::Shared;
+use super::state::{Failure, Next};
+use super::tasks::TaskHandle;
+use crate::sync::Arc;
+
+/// How many items one poll of a worker task may start before it yields to the
+/// executor (waking itself first), so a stream of futures that are ready at
+/// once cannot hold an executor thread for long.
+const STARTS_PER_POLL: usize = 32;
+
+pin_project! {
+    /// One worker task, as handed to the [`Spawner`](super::Spawner).
+    pub(super) struct Worker<S: SendSource> {
+        shared: Arc<Shared<S>>,
+        handle: Arc<TaskHandle>,
+        index: usize,
+        // The input position of the item running here (the ordered store needs it).
+        position: u64,
+        #[pin]
+        running: Option<S::Item>,
+        // Returned `Ready`: cancelled, or failed.
+        finished: bool,
+    }
+
+    impl<S: SendSource> PinnedDrop for Worker<S> {
+        fn drop(this: Pin<&mut Self>) {
+            let this = this.project();
+            // Dropped unfinished and not cancelled: the executor gave up on it.
+            if !*this.finished && !this.shared.is_cancelled() {
+                Shared::fail(this.shared, Failure::Lost);
+            }
+        }
+    }
+}
+
+impl<S: SendSource> Worker<S> {
+    pub(super) fn new(shared: Arc<Shared<S>>, handle: Arc<TaskHandle>, index: usize) -> Self {
+        Self {
+            shared,
+            handle,
+            index,
+            position: 0,
+            running: None,
+            finished: false,
+        }
+    }
+}
+
+impl<S: SendSource> Future for Worker<S> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let mut this = self.project();
+        if *this.finished {
+            return Poll::Ready(());
+        }
+        // Register before reading the flag: a cancellation after the read
+        // wakes this waker (the protocol's rule 5).
+        this.handle.waker.register(cx.waker());
+        if !this.shared.is_cancelled() {
+            let run = panic::catch_unwind(AssertUnwindSafe(|| {
+                run(
+                    this.shared,
+                    this.handle,
+                    *this.index,
+                    this.position,
+                    this.running.as_mut(),
+                    cx,
+                )
+            }));
+            match run {
+                Ok(Poll::Pending) => return Poll::Pending,
+                Ok(Poll::Ready(())) => {}
+                Err(payload) => {
+                    // Drop this task's work before the consumer hears of the
+                    // panic. A second panic from a destructor on the way adds
+                    // nothing the consumer needs: the first is reported.
+                    drop(panic::catch_unwind(AssertUnwindSafe(|| {
+                        this.running.set(None)
+                    })));
+                    Shared::fail(this.shared, Failure::Panicked(payload));
+                }
+            }
+        }
+        // Cancelled: drop the running future. Its destructor is user code and
+        // must not unwind into the executor; it is reported if anyone still
+        // listens (after a cancellation nobody does).
+        if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| this.running.set(None))) {
+            Shared::fail(this.shared, Failure::Panicked(payload));
+        }
+        *this.finished = true;
+        // A finished task needs no waking: do not keep its waker, which could
+        // keep the task, and through it this state, alive in a cycle.
+        drop(this.handle.waker.take());
+        Poll::Ready(())
+    }
+}
+
+/// The item loop of one poll: polls the running future; when it completes,
+/// hands its output over and takes the next item in the same lock section, and
+/// polls that one at once. Returns `Pending` when the future is pending, the
+/// task parks or yields, and `Ready` once the stream is cancelled.
+fn run<S: SendSource>(
+    shared: &Arc<Shared<S>>,
+    handle: &TaskHandle,
+    index: usize,
+    position: &mut u64,
+    mut running: Pin<&mut Option<S::Item>>,
+    cx: &mut Context<'_>,
+) -> Poll<()> {
+    // The source holds this task's waker: whatever woke it, let the others
+    // pull again (an idle task does so in `find_work`).
+    if handle.is_source_waiter() && running.is_some() {
+        let ((), handed_off) =
+            Shared::section_handing_off(shared, |state| ((), state.source_woke(index, cx)));
+        if handed_off {
+            return yield_now(cx);
+        }
+    }
+    let mut starts = 0;
+    loop {
+        let (next, handed_off) = match running.as_mut().as_pin_mut() {
+            Some(future) => {
+                let Poll::Ready(output) = future.poll(cx) else {
+                    return Poll::Pending;
+                };
+                // Drop the finished future before its output is handed on: if
+                // its destructor panics, this task fails (the consumer sees the
+                // panic, never a clean end), and `output`, a plain local here,
+                // is dropped by the unwind.
+                running.set(None);
+                let (next, handed_off) = Shared::section_handing_off(shared, |state| {
+                    state.complete(index, *position, output, cx)
+                });
+                match next {
+                    Ok(next) => (next, handed_off),
+                    Err(output) => {
+                        // Cancelled: nobody will take it.
+                        drop(output);
+                        return Poll::Ready(());
+                    }
+                }
+            }
+            None => Shared::section_handing_off(shared, |state| state.find_work(index, cx)),
+        };
+        match next {
+            Next::Run(at, future) => {
+                *position = at;
+                running.set(Some(future));
+                starts += 1;
+                // Having sent for another task, yield before running this
+                // item: an executor may run the task just woken or spawned on
+                // this thread next and only then (tokio's LIFO slot, which no
+                // other thread can steal from), so running a long item first
+                // would serialise the two. Yielding also caps a poll's work.
+                if handed_off || starts == STARTS_PER_POLL {
+                    return yield_now(cx);
+                }
+            }
+            Next::Park => return Poll::Pending,
+            Next::Stop => return Poll::Ready(()),
+        }
+    }
+}
+
+/// Returns `Pending` after waking the task: it goes to the back of the
+/// executor's queue.
+fn yield_now(cx: &mut Context<'_>) -> Poll<()> {
+    cx.waker().wake_by_ref();
+    Poll::Pending
+}
