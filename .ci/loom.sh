@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Model-checks the wake protocol with loom (tests/loom.rs): every interleaving of
-# the crate's wake atomics with the test's threads, up to LOOM_MAX_PREEMPTIONS
-# preemptions per run (default 2). Prints the interleavings explored per model.
+# Model-checks the crate's hand-offs with loom: the in-place wake protocol
+# (tests/loom.rs) and the spawned mode's claim, pull, hand-out, cancellation
+# and failure paths (tests/loom_spawned.rs): every interleaving of the crate's
+# atomics, mutex and wakers with the test's threads, up to
+# LOOM_MAX_PREEMPTIONS preemptions per run (default 2). Prints the
+# interleavings explored per model and in all, and how long it took.
 #
 # `--cfg loom` changes every crate in the graph, so this builds into its own
 # target directory (first build about 2 minutes on 2 cores; the models then run
@@ -15,5 +18,10 @@ export LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-2}"
 
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
-cargo test --release --test loom -- --nocapture 2>&1 | tee "$log"
-awk '/^loom: / { total += $(NF - 1) } END { printf "loom: %d interleavings in all (LOOM_MAX_PREEMPTIONS=%s)\n", total, ENVIRON["LOOM_MAX_PREEMPTIONS"] }' "$log"
+cargo test --release --test loom --test loom_spawned --no-run
+started=$SECONDS
+# One binary per cargo call: a loom failure aborts its binary.
+for binary in loom loom_spawned; do
+    cargo test --release --test "$binary" -- --nocapture 2>&1 | tee -a "$log"
+done
+awk -v secs=$((SECONDS - started)) '/^loom: / { total += $(NF - 1) } END { printf "loom: %d interleavings in all (LOOM_MAX_PREEMPTIONS=%s), models ran in %d s\n", total, ENVIRON["LOOM_MAX_PREEMPTIONS"], secs }' "$log"
