@@ -9,9 +9,9 @@ use std::pin::Pin;
 /// A [`Spawned`](crate::Spawned) stream calls [`spawn`](Spawner::spawn) once
 /// per worker task it needs: the first on its first poll, then one more
 /// whenever an item could start and no worker task is idle, never more than
-/// `workers` in all. A stream whose items never overlap runs on one task. The
-/// tasks need no join handle: they stop by themselves when the stream ends or
-/// is dropped.
+/// `workers` in all (`bounded(100_000, 0)` over 5 items spawns 6). The tasks
+/// need no join handle: they stop by themselves when the stream ends or is
+/// dropped.
 ///
 /// Implemented for any `Fn(Pin<Box<dyn Future<Output = ()> + Send>>)` closure
 /// (`futures::future::BoxFuture<'static, ()>` names the same type), for
