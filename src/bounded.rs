@@ -9,9 +9,9 @@ use futures_core::stream::{FusedStream, Stream};
 use pin_project_lite::pin_project;
 
 use crate::budget::Budgets;
+use crate::held::Held;
 use crate::slots::Slots;
 use crate::stats::Stats;
-use crate::held::Held;
 
 /// How many woken slots one `poll_next` may poll before it hands control back to
 /// the executor (the same figure as tokio's per-task budget). First polls of newly

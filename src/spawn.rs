@@ -41,9 +41,9 @@ use pin_project_lite::pin_project;
 
 use crate::bounded::BoundedBuffered;
 use crate::budget::Budgets;
+use crate::held::Held;
 use crate::index_queue::IndexQueue;
 use crate::stats::Stats;
-use crate::held::Held;
 
 /// Queues up to this many slots are allocated up front (`async-channel`'s bounded
 /// queue allocates its whole capacity at once); larger budgets use the channel's
