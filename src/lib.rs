@@ -157,6 +157,8 @@ mod slots;
 mod spawn;
 mod stats;
 mod sync;
+#[cfg(all(test, not(loom)))]
+mod tests;
 mod wake;
 
 pub use crate::bounded::BoundedBuffered;
