@@ -15,7 +15,8 @@ use bounded_buffered::BoundedStreamExt;
 use futures::StreamExt;
 use futures_test::task::new_count_waker;
 use support::{
-    Gates, Output, SmolPool, StepExecutor, eventually, poll_once, tokio_multi_thread, yield_now,
+    Gates, OrderedIf, Output, SmolPool, StepExecutor, eventually, poll_once, tokio_multi_thread,
+    yield_now,
 };
 
 #[test]
@@ -278,11 +279,10 @@ fn peaks_within_budgets_on_tokio_multi_thread() {
     let runtime = tokio_multi_thread();
     peaks_within_budgets(
         |gates, workers, waiting, window| {
-            let stream = gates.tracked_source(500).bounded(workers, waiting);
-            let stream = match window {
-                Some(window) => stream.ordered(window),
-                None => stream,
-            };
+            let stream = gates
+                .tracked_source(500)
+                .bounded(workers, waiting)
+                .ordered_if(window);
             stream.spawn_on(runtime.handle().clone())
         },
         |future| runtime.block_on(future),
@@ -294,11 +294,10 @@ fn peaks_within_budgets_on_smol_executor() {
     let pool = SmolPool::new(3);
     peaks_within_budgets(
         |gates, workers, waiting, window| {
-            let stream = gates.tracked_source(500).bounded(workers, waiting);
-            let stream = match window {
-                Some(window) => stream.ordered(window),
-                None => stream,
-            };
+            let stream = gates
+                .tracked_source(500)
+                .bounded(workers, waiting)
+                .ordered_if(window);
             stream.spawn_on(Arc::clone(&pool.executor))
         },
         |future| smol::block_on(future),

@@ -12,7 +12,7 @@ use bounded_buffered::{BoundedStreamExt, Spawned};
 use futures::stream;
 use futures::{FutureExt, StreamExt};
 use support::{
-    Gates, Output, SmolPool, StepExecutor, Watchdog, caught, eventually, poll_once,
+    Gates, OrderedIf, Output, SmolPool, StepExecutor, Watchdog, caught, eventually, poll_once,
     tokio_multi_thread,
 };
 
@@ -45,11 +45,10 @@ fn dropping_the_stream_drops_everything_exactly_once_on_the_stepper() {
         let (workers, waiting) = (3, 2);
         let gates = Gates::new();
         let mut stepper = StepExecutor::new();
-        let stream = gates.tracked_source(100).bounded(workers, waiting);
-        let stream = match window {
-            Some(window) => stream.ordered(window),
-            None => stream,
-        };
+        let stream = gates
+            .tracked_source(100)
+            .bounded(workers, waiting)
+            .ordered_if(window);
         let mut stream = stream.spawn_on(stepper.spawner());
         assert!(poll_once(&mut stream).is_pending());
         stepper.run_until_stalled();
@@ -77,11 +76,7 @@ fn dropping_the_stream_drops_everything_exactly_once_on_tokio_multi_thread() {
     let runtime = tokio_multi_thread();
     for window in [None, Some(4)] {
         let gates = Gates::new();
-        let stream = gates.tracked_source(100).bounded(3, 2);
-        let stream = match window {
-            Some(window) => stream.ordered(window),
-            None => stream,
-        };
+        let stream = gates.tracked_source(100).bounded(3, 2).ordered_if(window);
         drop_mid_flight(
             &gates,
             stream.spawn_on(runtime.handle().clone()),
@@ -104,11 +99,7 @@ fn dropping_the_stream_drops_everything_exactly_once_on_smol_executor() {
     let pool = SmolPool::new(3);
     for window in [None, Some(4)] {
         let gates = Gates::new();
-        let stream = gates.tracked_source(100).bounded(3, 2);
-        let stream = match window {
-            Some(window) => stream.ordered(window),
-            None => stream,
-        };
+        let stream = gates.tracked_source(100).bounded(3, 2).ordered_if(window);
         drop_mid_flight(
             &gates,
             stream.spawn_on(Arc::clone(&pool.executor)),
@@ -172,6 +163,14 @@ fn a_panicking_future_cancels_the_other_tasks_before_the_stream_re_raises_it() {
     assert!(!futures::stream::FusedStream::is_terminated(&stream));
 }
 
+/// Takes outputs until the stream ends (or panics), recording their ids.
+async fn take_ids(stream: &mut Spawned<Output>, yielded: &mut Vec<usize>) {
+    let _watchdog = Watchdog::start("a stream with a panicking item");
+    while let Some(out) = stream.next().await {
+        yielded.push(out.id);
+    }
+}
+
 /// Consumes the stream; returns what it yielded and the panic that ended it.
 /// The test fails if the stream ends cleanly.
 fn consume_until_panic(run: impl FnOnce(&mut Vec<usize>)) -> (Vec<usize>, String) {
@@ -187,21 +186,9 @@ fn a_panicking_future_is_re_raised_on_tokio_multi_thread() {
     for window in [None, Some(3)] {
         let gates = Gates::open_except(&[]);
         let (yielded, message) = consume_until_panic(|yielded| {
-            let stream = one_panics(&gates, 50, 7).bounded(3, 2);
-            let stream = match window {
-                Some(window) => stream.ordered(window),
-                None => stream,
-            };
+            let stream = one_panics(&gates, 50, 7).bounded(3, 2).ordered_if(window);
             let mut stream = stream.spawn_on(runtime.handle().clone());
-            runtime.block_on(async {
-                let _watchdog = Watchdog::start("a stream with a panicking item");
-                loop {
-                    match stream.next().await {
-                        Some(out) => yielded.push(out.id),
-                        None => return,
-                    }
-                }
-            });
+            runtime.block_on(take_ids(&mut stream, yielded));
         });
         assert_eq!(message, "item 7 failed");
         assert!(!yielded.contains(&7));
@@ -223,15 +210,7 @@ fn a_panicking_future_is_re_raised_on_smol_executor() {
         let mut stream = one_panics(&gates, 50, 7)
             .bounded(3, 2)
             .spawn_on(Arc::clone(&pool.executor));
-        smol::block_on(async {
-            let _watchdog = Watchdog::start("a stream with a panicking item");
-            loop {
-                match stream.next().await {
-                    Some(out) => yielded.push(out.id),
-                    None => return,
-                }
-            }
-        });
+        smol::block_on(take_ids(&mut stream, yielded));
     });
     assert_eq!(message, "item 7 failed");
     assert!(!yielded.contains(&7));

@@ -31,7 +31,7 @@ pub use gate::{Counts, Fault, Gate, GateSource, Gates, Output};
 pub use panic::{INJECTED, POLLED_AFTER_PANIC, caught, quiet_injected_panics};
 pub use poller::{Poller, poll_once};
 pub use rng::Rng;
-pub use schedule::{Case, Run, Step};
+pub use schedule::{Case, OrderedIf, Run, Step};
 pub use source::{Counted, FedSource, Feed, counted, fed_source};
 pub use watchdog::{HANG_LIMIT, Watchdog, eventually};
 pub use yielding::{yield_now, yield_then};

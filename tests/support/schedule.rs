@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::thread;
 
-use bounded_buffered::{BoundedStreamExt, Spawned, Spawner, Stats};
+use bounded_buffered::{BoundedBuffered, BoundedStreamExt, Spawned, Spawner, Stats};
+use futures::Stream;
 use futures::StreamExt;
 use futures_test::task::{AwokenCount, new_count_waker};
 
@@ -14,6 +15,20 @@ use super::executors::StepExecutor;
 use super::gate::{Fault, Gates, Output};
 use super::panic::caught;
 use super::rng::Rng;
+
+/// `.ordered(window)` when there is a window, for tests that run both modes.
+pub trait OrderedIf {
+    fn ordered_if(self, window: Option<usize>) -> Self;
+}
+
+impl<S: Stream<Item: Future>> OrderedIf for BoundedBuffered<S> {
+    fn ordered_if(self, window: Option<usize>) -> Self {
+        match window {
+            Some(window) => self.ordered(window),
+            None => self,
+        }
+    }
+}
 
 /// One random run: budgets, length, the schedule's seed, where it fails.
 #[derive(Clone, Debug)]
@@ -38,11 +53,8 @@ impl Case {
         let gates = Gates::with_fault(self.fault);
         let stream = gates
             .tracked_source(self.items)
-            .bounded(self.workers, self.waiting);
-        let stream = match self.window {
-            Some(window) => stream.ordered(window),
-            None => stream,
-        };
+            .bounded(self.workers, self.waiting)
+            .ordered_if(self.window);
         (gates, stream.spawn_on(spawner))
     }
 
