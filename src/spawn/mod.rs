@@ -168,24 +168,14 @@ where
     /// parallel on a multi-threaded executor.
     ///
     /// The returned [`Spawned`] stream yields the same outputs under the same
-    /// budgets as this stream would: `active <= workers`, at most `waiting` items
-    /// queued, an untaken output keeps its worker (unordered) or its place in the
-    /// window (after [`ordered`](Self::ordered)), and with every future blocked the
-    /// source has advanced exactly `workers + waiting` items
-    /// (`min(workers, window) + waiting` when ordered). Outputs the consumer has
-    /// not taken stop the workers, and so the pulling: nothing grows with the
-    /// input.
-    ///
-    /// The stream is lazy: nothing is spawned until it is first polled. The
-    /// worker tasks pull from the source themselves, and are spawned as items
-    /// need them, one at a time, never more than `workers` (so
-    /// `bounded(usize::MAX, q)` works); each runs one future at a time, and
-    /// the next in the same poll when the budgets allow. Dropping the stream
-    /// cancels them all: the source, the waiting items and the untaken outputs
-    /// are dropped at once, and each task drops its future the next time the
-    /// executor polls it, which the drop arranges by waking it. A panic in a
-    /// future or in the source cancels the other tasks and is re-raised by the
-    /// stream's next poll.
+    /// budgets as this stream would; outputs the consumer has not taken stop the
+    /// workers, and so the pulling. Nothing is spawned until the first poll;
+    /// then worker tasks are spawned as items need them, never more than
+    /// `workers` (so `bounded(usize::MAX, q)` works), and pull from the source
+    /// themselves. Dropping the stream cancels them all, and a panic in a task
+    /// is re-raised by the stream. Contract points 16 to 20 of the [crate
+    /// documentation](crate#what-the-adapter-guarantees) say exactly what
+    /// holds.
     ///
     /// # Panics
     ///
