@@ -1,121 +1,107 @@
-//! Spawned mode against in place, on tokio's multi-threaded runtime with one and
-//! with two worker threads:
+//! Spawned mode against what a user would write instead, and against itself in
+//! place. The workloads live in `benches/common/spawned.rs`, shared with
+//! `tools/compare` (`cargo run --release -p compare`), whose spawned section
+//! prints the same figures as a table with ratios and a chart.
 //!
-//! - `spawned/cpu_bound`: every future does a fixed amount of CPU work
-//!   (`CPU_ROUNDS` xorshift rounds) without awaiting. In place, all of it runs on the consumer's thread; spawned, it
-//!   spreads over the runtime's worker threads, so two threads should take about
-//!   half the time of one (on a machine with at least two free cores).
-//! - `spawned/cpu_bound/std_threads`: the same work split over plain threads,
-//!   the machine's own parallel speed-up: if two threads are not faster than
-//!   one there (other load on the cores), spawned mode cannot be either.
-//! - `spawned/simulated_io`: every future sleeps 1 ms. The timers dominate, so
-//!   this shows what spawned mode's tasks, channel and locks cost per item
-//!   compared with polling in place.
-//! - `spawned/ready`: futures with nothing to do, so only the hand-offs count;
-//!   against the peer a user would write instead, `tokio::spawn` per item and
-//!   `buffer_unordered` over the join handles (`spawn_each`).
+//! - `spawned/handoff` (issue 11's table): `bounded(16, 16).spawn_on(handle)`
+//!   against a task per item (`spawn` + `buffer_unordered(16)`) and tokio's
+//!   `JoinSet` + `Semaphore(16)`, on ready, yield-once and 20 µs CPU futures,
+//!   with the consumer in `block_on` or as a task, on a 2-thread tokio
+//!   runtime. `spawned/handoff_smol`: the same on a 2-thread smol executor,
+//!   without the `JoinSet` column.
+//! - `spawned/cpu_scaling`: CPU-bound items on a 1- and a 2-thread runtime,
+//!   and the same work on 1 and 2 plain OS threads: the speed-up spawned mode
+//!   gets against the machine's own.
+//! - `spawned/few_items`: `bounded(100_000, 0)` against `bounded(5, 0)` over 5
+//!   items: tasks grow with demand, so a huge budget costs nothing up front.
+//! - `spawned/simulated_io`: every future sleeps 1 ms; in place against
+//!   spawned, on 1 and 2 threads. The timers dominate.
 //!
 //! `cargo bench --bench spawned`; the figures measured so far are in the README.
 
-use std::hint::black_box;
+mod common;
+
 use std::time::Duration;
 
 use bounded_buffered::BoundedStreamExt;
+use common::spawned::{
+    Consumer, FEW_ITEMS, Runner, SCALING_ITEMS, SmolPool, Work, cpu_on_threads, cpu_spawned,
+    multi_thread_runtime, run_few_items, run_smol, run_tokio,
+};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use futures::{Stream, StreamExt, stream};
-
-const CPU_ITEMS: u64 = 256;
-const CPU_WORKERS: usize = 4;
-/// xorshift rounds per item: enough that the work dwarfs the per-item cost of
-/// either mode.
-const CPU_ROUNDS: u32 = 40_000;
-
-const READY_ITEMS: u64 = 20_000;
-const READY_WORKERS: usize = 16;
 
 const IO_ITEMS: u64 = 4_096;
 const IO_WORKERS: usize = 64;
 const IO_DELAY: Duration = Duration::from_millis(1);
 
-#[derive(Clone, Copy, Debug)]
-enum Mode {
-    InPlace,
-    Spawned,
-}
-
-impl Mode {
-    const ALL: [Mode; 2] = [Mode::InPlace, Mode::Spawned];
-
-    fn name(self) -> &'static str {
-        match self {
-            Mode::InPlace => "in_place",
-            Mode::Spawned => "spawned",
+fn handoff(c: &mut Criterion) {
+    let runtime = multi_thread_runtime(2);
+    let mut group = c.benchmark_group("spawned/handoff");
+    for work in Work::ALL {
+        group.throughput(Throughput::Elements(work.items()));
+        for consumer in Consumer::ALL {
+            for runner in Runner::TOKIO {
+                let id = BenchmarkId::new(
+                    runner.name(),
+                    format!("{}/{}", work.name(), consumer.name()),
+                );
+                group.bench_function(id, |b| {
+                    b.iter(|| run_tokio(&runtime, runner, consumer, work, work.items()))
+                });
+            }
         }
     }
-}
+    group.finish();
+    drop(runtime);
 
-fn runtime(threads: usize) -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(threads)
-        .enable_time()
-        .build()
-        .unwrap()
-}
-
-fn cpu_work(seed: u64) -> u64 {
-    let mut x = seed | 1;
-    for _ in 0..CPU_ROUNDS {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+    let pool = SmolPool::new(2);
+    let mut group = c.benchmark_group("spawned/handoff_smol");
+    for work in Work::ALL {
+        group.throughput(Throughput::Elements(work.items()));
+        for consumer in Consumer::ALL {
+            for runner in Runner::SMOL {
+                let id = BenchmarkId::new(
+                    runner.name(),
+                    format!("{}/{}", work.name(), consumer.name()),
+                );
+                group.bench_function(id, |b| {
+                    b.iter(|| run_smol(&pool, runner, consumer, work, work.items()))
+                });
+            }
+        }
     }
-    black_box(x)
+    group.finish();
 }
 
-/// The CPU workload without any adapter: items dealt round-robin to `threads`
-/// plain threads.
-fn on_threads(threads: usize) -> u64 {
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads as u64)
-            .map(|first| {
-                scope.spawn(move || {
-                    (first..CPU_ITEMS)
-                        .step_by(threads)
-                        .map(|seed| {
-                            cpu_work(seed);
-                            1
-                        })
-                        .sum::<u64>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|handle| handle.join().unwrap())
-            .sum()
-    })
+fn cpu_scaling(c: &mut Criterion) {
+    let mut group = c.benchmark_group("spawned/cpu_scaling");
+    group.throughput(Throughput::Elements(SCALING_ITEMS));
+    for threads in [1, 2] {
+        let id = BenchmarkId::new("std_threads", format!("threads={threads}"));
+        group.bench_function(id, |b| {
+            b.iter(|| assert_eq!(cpu_on_threads(threads), SCALING_ITEMS))
+        });
+        let runtime = multi_thread_runtime(threads);
+        let id = BenchmarkId::new("spawned", format!("threads={threads}"));
+        group.bench_function(id, |b| {
+            b.iter(|| assert_eq!(cpu_spawned(&runtime), SCALING_ITEMS))
+        });
+    }
+    group.finish();
 }
 
-fn cpu_source() -> impl Stream<Item = impl Future<Output = u64> + Send + 'static> + Send + 'static {
-    stream::iter(0..CPU_ITEMS).map(|seed| async move { cpu_work(seed) })
-}
-
-fn ready_source() -> impl Stream<Item = impl Future<Output = u64> + Send + 'static> + Send + 'static
-{
-    stream::iter(0..READY_ITEMS).map(|n| async move { n })
-}
-
-/// The peer: a task per item, at most `workers` at once.
-fn run_spawn_each(runtime: &tokio::runtime::Runtime, workers: usize) -> u64 {
-    runtime.block_on(
-        ready_source()
-            .map(tokio::spawn)
-            .buffer_unordered(workers)
-            .fold(0, |count, joined| async move {
-                joined.expect("a ready future does not panic");
-                count + 1
-            }),
-    )
+fn few_items(c: &mut Criterion) {
+    let runtime = multi_thread_runtime(2);
+    let mut group = c.benchmark_group("spawned/few_items");
+    group.throughput(Throughput::Elements(FEW_ITEMS));
+    for workers in [FEW_ITEMS as usize, 100_000] {
+        let id = BenchmarkId::new("bounded", format!("workers={workers}"));
+        group.bench_function(id, |b| {
+            b.iter(|| run_few_items(&runtime, workers, FEW_ITEMS))
+        });
+    }
+    group.finish();
 }
 
 fn io_source() -> impl Stream<Item = impl Future<Output = u64> + Send + 'static> + Send + 'static {
@@ -125,74 +111,31 @@ fn io_source() -> impl Stream<Item = impl Future<Output = u64> + Send + 'static>
     })
 }
 
-/// Runs every item of `source` through the adapter in `mode` and counts them.
-fn run<S>(runtime: &tokio::runtime::Runtime, mode: Mode, source: S, workers: usize) -> u64
-where
-    S: Stream + Send + 'static,
-    S::Item: Future<Output = u64> + Send + 'static,
-{
-    let bounded = source.bounded(workers, workers);
-    runtime.block_on(async {
-        match mode {
-            Mode::InPlace => bounded.fold(0, |count, _| async move { count + 1 }).await,
-            Mode::Spawned => {
-                let spawned = bounded.spawn_on(tokio::runtime::Handle::current());
-                spawned.fold(0, |count, _| async move { count + 1 }).await
-            }
-        }
-    })
-}
-
-fn bench(c: &mut Criterion) {
-    let mut group = c.benchmark_group("spawned/cpu_bound");
-    group.throughput(Throughput::Elements(CPU_ITEMS));
-    for threads in [1, 2] {
-        let id = BenchmarkId::new("std_threads", format!("threads={threads}"));
-        group.bench_function(id, |b| {
-            b.iter(|| assert_eq!(on_threads(threads), CPU_ITEMS))
-        });
-        let runtime = runtime(threads);
-        for mode in Mode::ALL {
-            let id = BenchmarkId::new(mode.name(), format!("threads={threads}"));
-            group.bench_function(id, |b| {
-                b.iter(|| assert_eq!(run(&runtime, mode, cpu_source(), CPU_WORKERS), CPU_ITEMS))
-            });
-        }
-    }
-    group.finish();
-
-    let mut group = c.benchmark_group("spawned/ready");
-    group.throughput(Throughput::Elements(READY_ITEMS));
-    for threads in [1, 2] {
-        let runtime = runtime(threads);
-        for mode in Mode::ALL {
-            let id = BenchmarkId::new(mode.name(), format!("threads={threads}"));
-            group.bench_function(id, |b| {
-                b.iter(|| {
-                    assert_eq!(
-                        run(&runtime, mode, ready_source(), READY_WORKERS),
-                        READY_ITEMS
-                    )
-                })
-            });
-        }
-        let id = BenchmarkId::new("spawn_each", format!("threads={threads}"));
-        group.bench_function(id, |b| {
-            b.iter(|| assert_eq!(run_spawn_each(&runtime, READY_WORKERS), READY_ITEMS))
-        });
-    }
-    group.finish();
-
+fn simulated_io(c: &mut Criterion) {
     let mut group = c.benchmark_group("spawned/simulated_io");
     group.throughput(Throughput::Elements(IO_ITEMS));
     for threads in [1, 2] {
-        let runtime = runtime(threads);
-        for mode in Mode::ALL {
-            let id = BenchmarkId::new(mode.name(), format!("threads={threads}"));
-            group.bench_function(id, |b| {
-                b.iter(|| assert_eq!(run(&runtime, mode, io_source(), IO_WORKERS), IO_ITEMS))
-            });
-        }
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads)
+            .enable_time()
+            .build()
+            .expect("a multi-thread runtime builds");
+        let id = BenchmarkId::new("in_place", format!("threads={threads}"));
+        group.bench_function(id, |b| {
+            b.iter(|| {
+                let count = runtime.block_on(io_source().bounded(IO_WORKERS, IO_WORKERS).count());
+                assert_eq!(count as u64, IO_ITEMS);
+            })
+        });
+        let id = BenchmarkId::new("spawned", format!("threads={threads}"));
+        group.bench_function(id, |b| {
+            b.iter(|| {
+                let spawned = io_source()
+                    .bounded(IO_WORKERS, IO_WORKERS)
+                    .spawn_on(runtime.handle().clone());
+                assert_eq!(runtime.block_on(spawned.count()) as u64, IO_ITEMS);
+            })
+        });
     }
     group.finish();
 }
@@ -203,6 +146,6 @@ criterion_group! {
         .sample_size(10)
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3));
-    targets = bench
+    targets = handoff, cpu_scaling, few_items, simulated_io
 }
 criterion_main!(benches);

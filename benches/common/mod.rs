@@ -13,6 +13,8 @@
 // Each bench target includes this module for the part it measures.
 #![allow(dead_code)]
 
+pub mod spawned;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::future::Future;
 use std::pin::{Pin, pin};
