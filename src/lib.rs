@@ -183,6 +183,8 @@
 //!     output is yielded; then the stream ends. Every item is either yielded or
 //!     still in the source, which [`into_inner`](BoundedBuffered::into_inner)
 //!     hands back positioned after the last item pulled.
+//!     [`Spawned::close`] does the same in spawned mode, dropping the source
+//!     instead of handing it back.
 //! 23. **Expiry at pickup** ([`max_wait`](BoundedBuffered::max_wait)): when a
 //!     worker frees up for a waiting item that waited longer than the limit
 //!     since its pull, the item is not started, takes no worker, and is yielded

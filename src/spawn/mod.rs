@@ -96,8 +96,8 @@
 //!   on its next poll. The held outputs are then trimmed (ordered: the complete
 //!   prefix from `front`), and the consumer's `hand_out` yields them before
 //!   the `Err`, then ends.
-//! - **`close()`**: a consumer-side section that takes the source away
-//!   (`Source::take`, dropped after the lock). The source then counts as gone:
+//! - **`close()`** (built: `State::close`): a consumer-side section that
+//!   takes the source away (`Source::take`, dropped after the lock). The source then counts as gone:
 //!   the dispatch sends nobody to pull, and the end check (`is_finished`)
 //!   ends the stream once the running and waiting items were handed out. The
 //!   state exists from `spawn_on`, so it works before the first poll.
@@ -221,6 +221,8 @@ trait Outputs<T>: Send + Sync {
     fn budgets(&self) -> Budgets;
     /// Items pulled and not yet yielded.
     fn in_flight(&self) -> usize;
+    /// Stops pulling from the source; the rest finishes.
+    fn close(&self);
     /// Cancels every task and drops the held outputs.
     fn stop(&self);
 }
@@ -284,6 +286,41 @@ impl<T> Spawned<T> {
     /// ```
     pub fn stats(&self) -> Stats {
         self.shared.stats()
+    }
+
+    /// Stops taking items from the source; the running and waiting items
+    /// finish, their outputs are yielded, and then the stream ends.
+    ///
+    /// The graceful stop, as [`BoundedBuffered::close`] in place (contract
+    /// point 22), except that the source cannot be handed back: it is dropped
+    /// here, right after the last item pulled. Called before the first poll,
+    /// the stream spawns nothing, pulls nothing and just ends. It takes
+    /// `&self`, works from any thread, and wakes a consumer parked on the
+    /// stream if nothing is left to finish.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+    /// # async fn main() {
+    /// let mut jobs = stream::iter(0..1_000u32)
+    ///     .map(|n| async move { n })
+    ///     .bounded(2, 3)
+    ///     .spawn_on(tokio::runtime::Handle::current());
+    /// assert!(jobs.next().await.is_some());
+    /// jobs.close();
+    /// let rest = jobs.by_ref().count().await;
+    /// // Everything pulled was yielded, and nothing more was pulled.
+    /// let stats = jobs.stats();
+    /// assert_eq!(1 + rest as u64, stats.pulled);
+    /// assert!(stats.pulled < 1_000);
+    /// # }
+    /// ```
+    pub fn close(&self) {
+        self.shared.close();
     }
 }
 

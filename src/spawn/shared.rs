@@ -189,6 +189,10 @@ impl<S: SendSource> Outputs<Output<S>> for Arc<Shared<S>> {
         self.lock().in_flight()
     }
 
+    fn close(&self) {
+        Shared::section(self, |state| ((), state.close()));
+    }
+
     fn stop(&self) {
         Shared::cancel(self);
         // Outputs nobody will take go now, rather than whenever the last task

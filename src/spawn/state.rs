@@ -189,6 +189,21 @@ where
         (Handout::Pending, deferred)
     }
 
+    /// [`Spawned::close`](super::Spawned::close): takes the source away (it is
+    /// dropped once the lock is released), so nothing more is pulled; the
+    /// running and waiting items still finish and are handed out, and then
+    /// the stream ends. Wakes a parked consumer if that end is now.
+    pub(super) fn close(&mut self) -> Deferred<S> {
+        let mut deferred = Deferred::new();
+        if let Some(waiter) = self.source.waiter() {
+            // Its next poll need not let anyone pull again: nobody will.
+            self.tasks.set_source_waiter(waiter, false);
+        }
+        deferred.ended = self.source.take();
+        self.wake_consumer_at_end(&mut deferred);
+        deferred
+    }
+
     /// Takes the held outputs away, for the stream's `Drop`.
     pub(super) fn take_held(&mut self) -> Held<Output<S>> {
         mem::replace(&mut self.held, Held::unordered())
