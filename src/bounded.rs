@@ -4,6 +4,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
+use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -15,6 +16,7 @@ use crate::clock::{Clocked, Clocking, Stamped, Untimed};
 use crate::expiry::{Expired, Expiry, MaxWait};
 use crate::failure::{Outputs, Policy};
 use crate::held::Held;
+use crate::limits::{self, Limits, Signal};
 use crate::slots::Slots;
 use crate::stats::Stats;
 use crate::timings::Timings;
@@ -78,6 +80,8 @@ struct Core<S, P: Policy<S>, K: Clocking> {
     /// The error that ended the run, until it is yielded.
     failure: Option<P::Error>,
     clock: K,
+    /// What the [`Limits`] handles share, once one was asked for.
+    limits: OnceLock<Arc<limits::Shared>>,
     /// Peaks and totals; current counts are read off the parts above.
     stats: Stats,
 }
@@ -428,12 +432,53 @@ impl<S, P: Policy<S>, K: Clocking> BoundedBuffered<S, P, K> {
     /// ```
     pub fn stats(&self) -> Stats {
         let core = &self.core;
+        let (workers_limit, waiting_limit) = match core.limits.get() {
+            Some(shared) => shared.get(),
+            None => (core.budgets.workers, core.budgets.waiting),
+        };
         Stats {
             active: core.active,
             waiting: core.waiting.len(),
             held: core.held.len(),
+            workers_limit,
+            waiting_limit,
             ..core.stats
         }
+    }
+
+    /// A handle to change this stream's `workers` and `waiting` while it runs,
+    /// from any task or thread; see [`Limits`] for what raising, lowering and
+    /// pausing do. Every call returns a handle to the same limits.
+    ///
+    /// A stream whose limits never change pays nothing for this: the handle
+    /// signals the stream through the wake tree it looks at anyway.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let mut jobs = stream::iter(0..20u32).map(|n| async move { n }).bounded(4, 4);
+    /// let limits = jobs.limits();
+    /// std::thread::spawn(move || limits.set_workers(1)).join().unwrap();
+    /// assert_eq!(jobs.next().await, Some(0));
+    /// let stats = jobs.stats();
+    /// assert_eq!((stats.workers_limit, stats.peak_active), (1, 1));
+    /// # });
+    /// ```
+    pub fn limits(&self) -> Limits {
+        let core = &self.core;
+        let shared = core.limits.get_or_init(|| {
+            let control = Signal::InPlace(core.slots.control());
+            Arc::new(limits::Shared::new(
+                core.budgets.workers,
+                core.budgets.waiting,
+                control,
+            ))
+        });
+        Limits::new(Arc::clone(shared))
     }
 
     /// Acquires a reference to the source stream.
@@ -599,6 +644,7 @@ impl<S, P: Policy<S>, K: Clocking> Core<S, P, K> {
             held_expired: 0,
             failure: None,
             clock,
+            limits: OnceLock::new(),
             stats: Stats::default(),
         }
     }
@@ -637,24 +683,37 @@ impl<S, P: Policy<S>, K: Clocking> Core<S, P, K> {
             //    the pass: from then on no future is polled again.
             if self.slots.has_woken() {
                 let Self {
+                    budgets,
                     slots,
                     active,
                     held,
                     clock,
+                    limits,
                     stats,
                     ..
                 } = self;
                 let mut failure = None;
-                slots.poll_woken(&mut budget, |position, output| {
-                    *active -= 1;
-                    match complete::<S, P, K>(held, clock, stats, position, output) {
-                        Ok(()) => true,
-                        Err(error) => {
-                            failure = Some(error);
-                            false
+                slots.poll_woken(
+                    &mut budget,
+                    |position, output| {
+                        *active -= 1;
+                        match complete::<S, P, K>(held, clock, stats, position, output) {
+                            Ok(()) => true,
+                            Err(error) => {
+                                failure = Some(error);
+                                false
+                            }
                         }
-                    }
-                });
+                    },
+                    // A `Limits` handle changed the limits: apply them before
+                    // anything else starts (cold: only a handle signals this).
+                    || {
+                        if let Some(shared) = limits.get() {
+                            let (workers, waiting) = shared.get();
+                            budgets.set(workers, waiting);
+                        }
+                    },
+                );
                 if let Some(error) = failure {
                     self.fail(error);
                 }

@@ -241,6 +241,7 @@ mod expiry;
 mod failure;
 mod held;
 mod index_queue;
+mod limits;
 mod slots;
 mod spawn;
 mod stats;
@@ -252,6 +253,7 @@ pub use crate::bounded::BoundedBuffered;
 pub use crate::clock::{Clocked, Clocking, Untimed};
 pub use crate::expiry::{Expired, Expiry, Fresh, MaxWait};
 pub use crate::failure::{FailFast, Outputs, Policy};
+pub use crate::limits::Limits;
 #[cfg(feature = "smol")]
 pub use crate::spawn::SmolGlobal;
 pub use crate::spawn::{Spawned, Spawner};
