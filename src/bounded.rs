@@ -128,23 +128,21 @@ impl<S, P: Policy<S>, K: Clocking> BoundedBuffered<S, P, K> {
     /// Yields outputs in input order, letting work run at most `window` items
     /// ahead of the oldest output not yet yielded.
     ///
-    /// An item starts only while its input position is less than the position of
-    /// the oldest unyielded output plus `window`. Every item in that span is either
-    /// running or complete and held, so at most `window` outputs are ever held
-    /// (`active + held <= window`) and at most `min(workers, window)` futures run.
-    /// With `window == workers` this behaves like `buffered(workers)`; a larger
-    /// window lets the other workers keep going past a slow item, at the cost of
-    /// holding up to `window` outputs. Held outputs live in a ring indexed by
-    /// input position, which doubles as the span of started items grows, up to
-    /// the power of two at or above `window`, and is then reused.
-    ///
-    /// The waiting budget is unchanged: with every future blocked, the source has
-    /// advanced exactly `min(workers, window) + waiting` items.
+    /// Every item between the oldest unyielded output and the newest started one
+    /// is running or held, so `active + held <= window`. With `window ==
+    /// workers` this behaves like `buffered(workers)`; a larger window lets the
+    /// other workers keep going past a slow item, at the cost of holding up to
+    /// `window` outputs. Contract points 3 and 5 of the
+    /// [crate documentation](crate#what-the-adapter-guarantees) say exactly what
+    /// holds. Held outputs live in a ring indexed by input position, which
+    /// doubles as the span of started items grows, up to the power of two at or
+    /// above `window`, and is then reused.
     ///
     /// # Panics
     ///
     /// If `window` is 0 (no item could ever start), or if the stream has already
-    /// been polled (outputs may already have been handed out in completion order).
+    /// been polled (outputs may already have been handed out in completion
+    /// order): contract point 11.
     ///
     /// # Examples
     ///

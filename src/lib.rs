@@ -45,23 +45,147 @@
 //!
 //! # What the adapter guarantees
 //!
-//! - Every future's output is yielded exactly once. The stream ends only after
-//!   the source ended and every output was yielded, and then returns `None`
-//!   forever ([`FusedStream`](futures_core::stream::FusedStream)).
-//! - `active <= workers`; `waiting <= waiting`; unordered, an output the consumer
-//!   has not taken keeps its worker busy (`active + held <= workers`); ordered,
-//!   `active + held <= window`.
-//! - When `poll_next` hands out an output, every worker the budgets allow is
-//!   already running again (its future polled once) and the waiting queue is
-//!   topped up, so the consumer's own work overlaps with the next items.
-//! - Each worker has its own waker, reused by every future it runs; a wake
-//!   queues that worker alone and `poll_next` polls only the woken ones. After
-//!   the budgets' storage is first grown, no item costs an allocation.
-//! - One `poll_next` does a bounded amount of work: after polling 128 woken
-//!   futures without an output to return it wakes its task and returns
-//!   `Pending`, so futures that keep waking themselves cannot starve the executor.
-//! - Wakes may come from any thread at any time, including late wakes from a
-//!   future that already finished: none is lost and none polls the wrong future.
+//! This is the contract: the one list of what the adapter promises, numbered so
+//! that the tests and the other docs can cite "contract point N". `workers`,
+//! `waiting` and `window` are the budgets; `active`, `waiting` and `held` are
+//! the counts [`Stats`] reports.
+//!
+//! **Delivery**
+//!
+//! 1. Every future's output is yielded exactly once. The stream ends only
+//!    after the source ended and every output was yielded; it then returns
+//!    `None` forever and reports
+//!    [`is_terminated`](futures_core::stream::FusedStream::is_terminated). A
+//!    source that ended is never polled again.
+//!
+//! **Budgets**
+//!
+//! 2. **Workers**: `active <= workers`.
+//! 3. **Waiting**: nothing is pulled before the first poll. While the workers
+//!    are busy the adapter keeps pulling until `waiting` items are queued
+//!    (`waiting == 0`: no prefetch). With every future blocked the source has
+//!    advanced exactly `workers + waiting` items (`min(workers, window) +
+//!    waiting` when ordered): not one fewer, not one more.
+//! 4. **Unordered**: outputs come in completion order, and an output the
+//!    consumer has not taken keeps its worker: `active + held <= workers`.
+//! 5. **Ordered** ([`.ordered(window)`](BoundedBuffered::ordered)): outputs
+//!    come in input order. An item starts only while its input position is
+//!    below the oldest unyielded position plus `window`, so `active + held <=
+//!    window` and at most `min(workers, window)` futures run; a blocked item
+//!    does not stop the others until the window is full. `window == workers`
+//!    behaves like `buffered(workers)`.
+//!
+//! **Progress**
+//!
+//! 6. **Busy workers**: when `poll_next` hands out an output, every worker the
+//!    budgets allow is already running again (its new future polled once) and
+//!    the waiting queue is topped up, so the consumer's own work overlaps with
+//!    the next items.
+//! 7. **Polls follow wakes**: each worker has its own waker, reused by every
+//!    future it runs. A wake queues that worker alone, once however often it
+//!    is woken before its next poll, at the cost of one atomic operation
+//!    (none when a future wakes itself while it is polled); `poll_next` polls
+//!    only the woken futures, so a poll that nothing woke polls no future.
+//! 8. **Cooperative**: one `poll_next` polls at most 128 woken futures without
+//!    an output to return; then it wakes its task and returns `Pending`, so
+//!    futures that keep waking themselves cannot starve the executor.
+//!
+//! **Drop, errors and panics**
+//!
+//! 9. **Drop**: dropping the stream drops the source, every running future,
+//!    every waiting item and every held output, each exactly once, right
+//!    away, and lets go of the consumer's waker;
+//!    [`into_inner`](BoundedBuffered::into_inner) does the same but hands the
+//!    source back. With `bounded` the adapter never drops an output itself: a
+//!    future's `Err` is handed to the consumer like any other output, in its
+//!    place (point 21 says what `try_bounded` does instead).
+//! 10. **Panics**: a panic in a future, in the source or in a future's
+//!     destructor propagates out of `poll_next` (or out of the drop).
+//!     Everything else is still dropped exactly once, and polling the stream
+//!     again panics with a message saying why, rather than carrying on with a
+//!     lost item.
+//! 11. **Bad budgets**: `workers == 0`, `window == 0` and `ordered` after the
+//!     first poll panic at the caller's line with a message naming the
+//!     problem: none of them could ever make progress.
+//!
+//! **Wakes**
+//!
+//! 12. Wakes may come from any thread at any time: repeated, during the
+//!     future's own poll, late from a future that already finished (its worker
+//!     now runs another), or after the stream was dropped. None is lost, none
+//!     polls the wrong future, none changes an output.
+//!
+//! **Resources and executors**
+//!
+//! 13. **Memory**: the items alive inside the adapter (running futures, waiting
+//!     items, held outputs) never exceed `workers + waiting` unordered or
+//!     `window + waiting` ordered. Their storage (worker slots with their
+//!     wakers, the waiting queue, the held outputs) grows to the budgets the
+//!     first time it is needed and is then reused: the number of allocations
+//!     does not grow with the number of items.
+//! 14. **Executors**: the adapter uses nothing but [`std::task`], so it runs on
+//!     tokio, smol, `futures::executor` or any other executor, with `!Send`
+//!     futures on a single-threaded one and `!Unpin` futures (plain `async`
+//!     blocks) without boxing. It is [`Send`] and [`Sync`] when the source, its
+//!     futures and their outputs are, and [`Unpin`] when the source is. In
+//!     place, futures make progress only while the stream is polled.
+//! 15. **Observability**: [`stats`](BoundedBuffered::stats) reports the current
+//!     counts, their peaks and running totals; `size_hint` adds what is in
+//!     flight to what the source has left; `Debug` shows the budgets and counts
+//!     without needing the futures or outputs to be `Debug`.
+//!
+//! **Spawned mode** ([`.spawn_on(executor)`](BoundedBuffered::spawn_on))
+//!
+//! 16. **Same budgets**: points 2 to 5 hold, with the same exact boundary:
+//!     with every future blocked the source has advanced exactly `workers +
+//!     waiting` items (`min(workers, window) + waiting` ordered). Untaken
+//!     outputs stop the workers, and the workers stop the producer.
+//! 17. **Same delivery**: point 1 holds. Nothing is spawned or pulled before
+//!     the first poll, which spawns `workers + 1` tasks (a producer and the
+//!     workers) with one [`Spawner::spawn`] call each, and none after. The
+//!     [`Spawned`] stream is `Send` and `Unpin`, and its `Debug` and `stats`
+//!     need nothing from the item type.
+//! 18. **Progress**: the futures keep running while the consumer awaits
+//!     something else, and run in parallel on a multi-threaded executor.
+//! 19. **Cancellation**: dropping the stream cancels every task. Untaken
+//!     outputs are dropped at once; each task drops its source, future or
+//!     queued items, each exactly once, the next time the executor polls it,
+//!     which the drop arranges by waking it.
+//! 20. **Panics**: a panic in a future, the source or a future's destructor is
+//!     caught in its task, never unwinds into the executor, cancels the other
+//!     tasks and is re-raised by the stream's next poll, never passed off as
+//!     an end; polling again then panics with a message saying so. A task the
+//!     executor drops unfinished (a runtime shut down) also panics the stream.
+//!
+//! **Failure, shutdown and time** (sections [Failure and
+//! shutdown](#failure-and-shutdown) and [Time and capacity
+//! planning](#time-and-capacity-planning))
+//!
+//! 21. **Fail fast** ([`try_bounded`](BoundedStreamExt::try_bounded)): from
+//!     the moment the adapter sees the first `Err`, from the source or a
+//!     future, nothing more is pulled and nothing more starts (no future is
+//!     polled for the first time); every running future and waiting item is
+//!     dropped, exactly once, before the error is yielded. Before it come the
+//!     held outputs that keep the output order (unordered: every output that
+//!     completed before the error; ordered: the complete prefix from the
+//!     oldest unyielded position, never waiting for a running item); the
+//!     others are dropped. Then the `Err`, then `None` forever.
+//! 22. **Drain** ([`close`](BoundedBuffered::close)): nothing more is pulled
+//!     once `close` returns; every running and waiting item finishes and its
+//!     output is yielded; then the stream ends. Every item is either yielded or
+//!     still in the source, which [`into_inner`](BoundedBuffered::into_inner)
+//!     hands back positioned after the last item pulled.
+//! 23. **Expiry at pickup** ([`max_wait`](BoundedBuffered::max_wait)): when a
+//!     worker frees up for a waiting item that waited longer than the limit
+//!     since its pull, the item is not started, takes no worker, and is yielded
+//!     as an [`Expired`] holding its untouched future, in completion order or at
+//!     its input position. An item pulled straight into a free worker never
+//!     expires. Expired outputs count against the budgets like any output.
+//! 24. **Clock and timings** ([`timed`](BoundedBuffered::timed),
+//!     [`clock`](BoundedBuffered::clock)): a stream without `max_wait` or
+//!     `timed` never reads a clock; with them, the clock is read at most once
+//!     per `poll_next`. Timings record every item's wait, run and held time in
+//!     histograms of fixed size: no allocation per item.
 //!
 //! # Choosing the budgets
 //!
@@ -74,35 +198,16 @@
 //! times larger keeps the workers busy past a slow item for the price of holding
 //! up to `window` outputs.
 //!
-//! # Memory
-//!
-//! Running futures, waiting items and held outputs together never exceed
-//! `workers + waiting` unordered (held outputs count against the workers) or
-//! `window + waiting` ordered (running and held items share the window). The storage for
-//! them (worker slots with their wakers, the waiting queue, the held outputs)
-//! grows up to those budgets the first time they are needed and is then reused;
-//! it does not depend on how many items flow through.
-//!
-//! # Executors
-//!
-//! The adapter uses nothing but [`std::task`]: it runs on tokio, smol,
-//! `futures::executor`, or any other executor, with `!Send` futures on a
-//! single-threaded executor and `!Unpin` futures (plain `async` blocks) without
-//! boxing. It is [`Send`] when the source, its futures and their outputs are.
-//! Futures are polled only while the stream is polled (as with every in-place
-//! stream adapter): while the consumer awaits something else, they wait too.
-//!
 //! # Spawned mode
 //!
-//! [`.spawn_on(executor)`](BoundedBuffered::spawn_on) runs the same budgets with
-//! the futures in `workers` tasks fed by a producer task, on any [`Spawner`]: a
-//! `tokio::runtime::Handle` (feature `tokio`), a smol executor (feature `smol`),
-//! or a closure that spawns. The futures then keep running while the consumer
-//! awaits something else, and run in parallel on a multi-threaded executor. The
-//! price is `Send + 'static` for the source, its futures and their outputs, and
-//! a few locks per item. Nothing is spawned before the first poll; dropping the
-//! [`Spawned`] stream cancels every task, and a panic in a task is re-raised by
-//! the stream.
+//! In place, futures are polled only while the stream is polled (as with every
+//! in-place stream adapter): while the consumer awaits something else, they
+//! wait too. [`.spawn_on(executor)`](BoundedBuffered::spawn_on) runs the same
+//! budgets with the futures in `workers` tasks fed by a producer task, on any
+//! [`Spawner`]: a `tokio::runtime::Handle` (feature `tokio`), a smol executor
+//! (feature `smol`), or a closure that spawns. The price is `Send + 'static`
+//! for the source, its futures and their outputs, and a few locks per item;
+//! points 16 to 20 above say what it keeps.
 //!
 //! ```
 //! use bounded_buffered::BoundedStreamExt;
@@ -223,7 +328,7 @@
 //! # Panics
 //!
 //! `bounded` panics if `workers` is 0, and `ordered` if `window` is 0 or if the
-//! stream was already polled: none of those could ever make progress.
+//! stream was already polled (contract point 11).
 #![forbid(unsafe_code)]
 #![warn(
     missing_docs,
@@ -246,6 +351,8 @@ mod slots;
 mod spawn;
 mod stats;
 mod sync;
+#[cfg(all(test, not(loom)))]
+mod tests;
 mod timings;
 mod wake;
 
@@ -269,18 +376,17 @@ pub trait BoundedStreamExt: Stream {
     /// up to `waiting` more pulled from the source ahead of time, yielding their
     /// outputs as they complete.
     ///
-    /// - At most `workers` futures run at once. An output the consumer has not
-    ///   taken yet keeps its worker busy, so `active + held <= workers`.
-    /// - While the workers are busy, the adapter keeps pulling from the source
-    ///   until `waiting` items are queued. With every future blocked, the source
-    ///   has advanced exactly `workers + waiting` items. `waiting == 0` means no
-    ///   prefetch: items are pulled only when a worker can start them.
-    /// - Call [`ordered`](BoundedBuffered::ordered) on the result for outputs in
-    ///   input order, with a window capping how far work may run ahead.
+    /// `workers` bounds the futures running (an output the consumer has not
+    /// taken keeps its worker), `waiting` the items pulled ahead; `waiting ==
+    /// 0` means no prefetch. Contract points 1 to 4 and 6 to 13 of the
+    /// [crate documentation](crate#what-the-adapter-guarantees) say exactly
+    /// what holds. Call [`ordered`](BoundedBuffered::ordered) on the result for
+    /// outputs in input order.
     ///
     /// # Panics
     ///
-    /// If `workers` is 0: no future could ever run, and the stream would hang.
+    /// If `workers` is 0: no future could ever run, and the stream would hang
+    /// (contract point 11).
     ///
     /// # Examples
     ///

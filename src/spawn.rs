@@ -166,20 +166,12 @@ where
     /// elsewhere, and run in parallel on a multi-threaded executor.
     ///
     /// The returned [`Spawned`] stream yields the same outputs under the same
-    /// budgets as this stream would: `active <= workers`, at most `waiting` items
-    /// queued, an untaken output keeps its worker (unordered) or its place in the
-    /// window (after [`ordered`](Self::ordered)), and with every future blocked the
-    /// source has advanced exactly `workers + waiting` items
-    /// (`min(workers, window) + waiting` when ordered). Outputs the consumer has
-    /// not taken stop the workers, and the workers stop the producer: nothing
-    /// grows with the input.
-    ///
-    /// The stream is lazy: nothing is spawned until it is first polled. Then
-    /// `workers + 1` tasks are spawned at once (one producer, `workers` workers).
-    /// Dropping the stream cancels them all: each drops its source, future,
-    /// queued items or output the next time the executor polls it, which it
-    /// arranges at once by waking them. A panic in a future or in the source
-    /// cancels the other tasks and is re-raised by the stream's next poll.
+    /// budgets as this stream would; outputs the consumer has not taken stop the
+    /// workers, and the workers stop the producer. Nothing is spawned until the
+    /// first poll, which spawns `workers + 1` tasks; dropping the stream cancels
+    /// them all, and a panic in a task is re-raised by the stream. Contract
+    /// points 16 to 20 of the [crate documentation](crate#what-the-adapter-guarantees)
+    /// say exactly what holds.
     ///
     /// # Panics
     ///

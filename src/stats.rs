@@ -9,7 +9,8 @@
 /// after every item.
 ///
 /// Each budget bounds one count: `active <= workers`, `waiting <= waiting`, and
-/// `active + held <= workers` (unordered) or `<= window` (ordered).
+/// `active + held <= workers` (unordered) or `<= window` (ordered): contract
+/// points 2 to 5 and 15 of the [crate documentation](crate#what-the-adapter-guarantees).
 ///
 /// # Examples
 ///

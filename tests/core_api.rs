@@ -1,22 +1,22 @@
-//! The public surface besides `poll_next`: auto traits, `Debug`, `size_hint`,
-//! the source accessors and `stats`.
+//! Contract points 14 and 15, and 9's `into_inner`: the public surface besides
+//! `poll_next` (auto traits, `Debug`, `size_hint`, the source accessors and
+//! `stats`).
 
 // Under `--cfg loom` the crate uses loom's primitives, which work only inside
 // `loom::model`, and smol is not built: these tests are for the normal build.
 #![cfg(not(loom))]
 
-mod common;
+mod support;
 
 use std::future::Ready;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::task::Poll;
-use std::time::Duration;
 
 use bounded_buffered::{BoundedBuffered, BoundedStreamExt, Stats};
-use common::{Gate, Gates, Poller, counted, fed_source, with_watchdog};
 use futures::stream::{self, BoxStream, FusedStream, Stream};
 use futures::{StreamExt, executor::block_on};
+use support::{Gate, Gates, Poller, Watchdog, counted, fed_source, tokio_multi_thread};
 
 fn assert_send<T: Send>() {}
 fn assert_sync<T: Sync>() {}
@@ -71,22 +71,17 @@ fn is_a_fused_stream() {
 #[test]
 fn can_be_driven_from_a_spawned_tokio_task() {
     // The watchdog is only a safety net: a lost wake fails instead of hanging.
-    with_watchdog(Duration::from_secs(20), || {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .build()
-            .expect("a tokio runtime");
-        let stream = stream::iter(0..100u32)
-            .map(|i| async move {
-                tokio::task::yield_now().await;
-                i.to_string()
-            })
-            .bounded(4, 4);
-        let outputs: Vec<String> = runtime
-            .block_on(async { tokio::spawn(stream.collect()).await })
-            .expect("the task panicked");
-        assert_eq!(outputs.len(), 100);
-    });
+    let _watchdog = Watchdog::start("a stream in a spawned tokio task");
+    let stream = stream::iter(0..100u32)
+        .map(|i| async move {
+            tokio::task::yield_now().await;
+            i.to_string()
+        })
+        .bounded(4, 4);
+    let outputs: Vec<String> = tokio_multi_thread()
+        .block_on(async { tokio::spawn(stream.collect()).await })
+        .expect("the task panicked");
+    assert_eq!(outputs.len(), 100);
 }
 
 #[test]

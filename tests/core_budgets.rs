@@ -1,16 +1,17 @@
 //! Contract points 2 and 3: the worker budget and the waiting budget, each
-//! checked at its exact boundary with every future blocked.
+//! checked at its exact boundary with every future blocked (ordered too, where
+//! the boundary is `min(workers, window) + waiting`).
 
 // Under `--cfg loom` the crate uses loom's primitives, which work only inside
 // `loom::model`, and smol is not built: these tests are for the normal build.
 #![cfg(not(loom))]
 
-mod common;
+mod support;
 
 use std::task::Poll;
 
 use bounded_buffered::BoundedStreamExt;
-use common::{Gates, Poller, Rng, counted, fed_source};
+use support::{Gates, Poller, Rng, counted, fed_source};
 
 /// (workers, waiting) pairs: one worker, no prefetch, and both larger.
 const BUDGETS: [(usize, usize); 8] = [

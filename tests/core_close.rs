@@ -1,20 +1,20 @@
 //! `close()` in place: from the call on nothing more is pulled; every running and
 //! waiting item finishes and is yielded; then the stream ends, and `into_inner`
-//! resumes the source at the first item never pulled.
+//! resumes the source at the first item never pulled (contract point 22).
 
 // Under `--cfg loom` the crate uses loom's primitives, which work only inside
 // `loom::model`, and smol is not built: these tests are for the normal build.
 #![cfg(not(loom))]
 
-mod common;
+mod support;
 
 use std::pin::Pin;
 use std::task::Poll;
 
 use bounded_buffered::BoundedStreamExt;
-use common::{Gates, Poller, counted, fed_source};
 use futures::StreamExt;
 use futures::stream::{FusedStream, Stream};
+use support::{Gates, Poller, counted, fed_source};
 
 #[test]
 fn close_pulls_nothing_more_and_yields_everything_pulled() {

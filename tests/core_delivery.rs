@@ -5,14 +5,14 @@
 // `loom::model`, and smol is not built: these tests are for the normal build.
 #![cfg(not(loom))]
 
-mod common;
+mod support;
 
 use std::task::Poll;
 
 use bounded_buffered::BoundedStreamExt;
-use common::{Gates, Poller, Rng, counted, fed_source};
 use futures::stream::{self, FusedStream, Stream};
 use futures::{StreamExt, executor::block_on};
+use support::{Gates, Poller, Rng, counted, fed_source};
 
 #[test]
 fn every_output_is_yielded_exactly_once_for_any_completion_order() {

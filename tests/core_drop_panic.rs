@@ -7,70 +7,15 @@
 // `loom::model`, and smol is not built: these tests are for the normal build.
 #![cfg(not(loom))]
 
-mod common;
+mod support;
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::task::{Poll, Wake, Waker};
 
 use bounded_buffered::BoundedStreamExt;
-use common::{Counter, DropProbe, Gates, Poller, counted, panic_message};
 use futures::StreamExt;
 use futures::stream::{self, Stream};
-
-/// Counts drops of everything a stream can own besides its source.
-#[derive(Clone, Default)]
-struct Drops {
-    /// Futures, running or waiting (each also counted per id by its gate).
-    futures: Counter,
-    /// Outputs made by completed futures.
-    outputs_made: Counter,
-    /// Outputs dropped, wherever that happened.
-    outputs: Counter,
-}
-
-/// What the items of these tests panic on.
-#[derive(Clone, Copy, Default)]
-struct PanicAt {
-    /// This item panics on its first poll, before it waits on its gate.
-    first_poll: Option<usize>,
-    /// This item panics once its gate opens.
-    completion: Option<usize>,
-}
-
-/// Output of an item: its id, and a probe that counts the output's drop.
-struct Output {
-    id: usize,
-    _probe: DropProbe,
-}
-
-/// A source of gated items `0..` that count their own and their outputs' drops.
-fn items(
-    gates: Gates,
-    drops: Drops,
-    panic_at: PanicAt,
-) -> impl Stream<Item = impl Future<Output = Output>> + Unpin {
-    stream::iter(0..).map(move |id| {
-        let gate = gates.gate(id);
-        let probe = DropProbe::new(&drops.futures);
-        let drops = drops.clone();
-        async move {
-            let _probe = probe;
-            if panic_at.first_poll == Some(id) {
-                panic!("item {id} panics on its first poll");
-            }
-            let id = gate.await;
-            if panic_at.completion == Some(id) {
-                panic!("item {id} panics on completion");
-            }
-            drops.outputs_made.add();
-            Output {
-                id,
-                _probe: DropProbe::new(&drops.outputs),
-            }
-        }
-    })
-}
+use support::{Fault, Gates, INJECTED, Output, Poller, caught, counted};
 
 /// A waker that only counts how many handles to it exist.
 struct Idle;
@@ -83,10 +28,8 @@ impl Wake for Idle {
 fn dropping_drops_source_running_waiting_and_held_each_exactly_once() {
     for ordered in [false, true] {
         let gates = Gates::new();
-        let drops = Drops::default();
-        let source_drops = Counter::new();
-        let (source, counts) = counted(items(gates.clone(), drops.clone(), PanicAt::default()));
-        let mut stream = source.track_drop(&source_drops).bounded(2, 3);
+        let (source, counts) = counted(gates.tracked_source(usize::MAX));
+        let mut stream = source.bounded(2, 3);
         if ordered {
             stream = stream.ordered(4);
         }
@@ -120,24 +63,26 @@ fn dropping_drops_source_running_waiting_and_held_each_exactly_once() {
         // which pulled one more: workers + waiting + 1.
         assert_eq!(pulled, 2 + 3 + 1);
         let completed = if ordered { 1 } else { 2 };
+        let drops = gates.counts();
         assert_eq!(
-            drops.futures.get(),
-            completed,
+            drops.futures_dropped, completed,
             "completed futures are dropped at once"
         );
-        assert_eq!(drops.outputs.get(), 0);
-        assert_eq!(source_drops.get(), 0);
+        assert_eq!(drops.outputs_dropped, 0);
+        assert_eq!(drops.source_drops, 0);
 
         drop(stream);
-        assert_eq!(source_drops.get(), 1, "ordered={ordered}");
-        assert_eq!(drops.futures.get(), pulled, "ordered={ordered}");
+        let drops = gates.counts();
+        assert_eq!(drops.source_drops, 1, "ordered={ordered}");
+        assert_eq!(drops.futures_dropped, pulled, "ordered={ordered}");
         for id in 0..pulled {
             assert_eq!(gates.drops(id), 1, "ordered={ordered}: item {id}");
         }
         let held_outputs = 1;
-        assert_eq!(drops.outputs.get(), held_outputs, "ordered={ordered}");
+        assert_eq!(drops.outputs_dropped, held_outputs, "ordered={ordered}");
         drop(taken);
-        assert_eq!(drops.outputs.get(), drops.outputs_made.get());
+        let drops = gates.counts();
+        assert_eq!(drops.outputs_dropped, drops.outputs_made);
         assert_eq!(
             Arc::strong_count(&idle),
             2,
@@ -155,29 +100,27 @@ fn dropping_drops_source_running_waiting_and_held_each_exactly_once() {
 #[test]
 fn into_inner_drops_everything_but_the_source() {
     let gates = Gates::new();
-    let drops = Drops::default();
-    let source_drops = Counter::new();
-    let (source, counts) = counted(items(gates.clone(), drops.clone(), PanicAt::default()));
-    let mut stream = source.track_drop(&source_drops).bounded(3, 2);
+    let (source, counts) = counted(gates.tracked_source(usize::MAX));
+    let mut stream = source.bounded(3, 2);
     let poller = Poller::new();
     assert!(poller.poll(&mut stream).is_pending());
     let mut source = stream.into_inner();
-    assert_eq!(drops.futures.get(), 5);
-    assert_eq!(source_drops.get(), 0);
+    assert_eq!(gates.counts().futures_dropped, 5);
+    assert_eq!(gates.counts().source_drops, 0);
     // The source resumes where the adapter left it.
     let next = futures::executor::block_on(source.next()).expect("an endless source");
     drop(next);
     assert_eq!(counts.pulled(), 6);
     assert_eq!(gates.drops(5), 1);
     drop(source);
-    assert_eq!(source_drops.get(), 1);
+    assert_eq!(gates.counts().source_drops, 1);
 }
 
 /// Polls once, expecting a panic; returns its message.
 fn poll_expecting_panic<S: Stream + Unpin>(poller: &Poller, stream: &mut S) -> String {
-    match catch_unwind(AssertUnwindSafe(|| poller.poll(stream))) {
+    match caught(|| poller.poll(stream)) {
         Ok(poll) => panic!("expected a panic, got pending: {}", poll.is_pending()),
-        Err(panic) => panic_message(&*panic),
+        Err(message) => message,
     }
 }
 
@@ -185,31 +128,26 @@ fn check_after_panic<S: Stream + Unpin>(
     poller: &Poller,
     mut stream: S,
     gates: &Gates,
-    drops: &Drops,
     pulled: usize,
     outputs_taken: Vec<Output>,
 ) {
     let again = poll_expecting_panic(poller, &mut stream);
     assert!(again.contains("after a panic"), "message: {again}");
     drop(stream);
-    assert_eq!(drops.futures.get(), pulled);
+    assert_eq!(gates.counts().futures_dropped, pulled);
     for id in 0..pulled {
         assert_eq!(gates.drops(id), 1, "item {id}");
     }
     drop(outputs_taken);
-    assert_eq!(drops.outputs.get(), drops.outputs_made.get());
+    let drops = gates.counts();
+    assert_eq!(drops.outputs_dropped, drops.outputs_made);
 }
 
 #[test]
 fn a_panic_in_a_running_future_propagates_and_drops_cleanly() {
     for ordered in [false, true] {
-        let gates = Gates::new();
-        let drops = Drops::default();
-        let panic_at = PanicAt {
-            completion: Some(2),
-            ..PanicAt::default()
-        };
-        let (source, counts) = counted(items(gates.clone(), drops.clone(), panic_at));
+        let gates = Gates::with_fault(Fault::PollOf(2));
+        let (source, counts) = counted(gates.tracked_source(usize::MAX));
         let mut stream = source.bounded(3, 2);
         if ordered {
             stream = stream.ordered(5);
@@ -225,11 +163,12 @@ fn a_panic_in_a_running_future_propagates_and_drops_cleanly() {
         }
         gates.open(2);
         let message = poll_expecting_panic(&poller, &mut stream);
-        assert_eq!(message, "item 2 panics on completion");
+        assert_eq!(message, format!("{INJECTED} in the poll of item 2"));
         let pulled = counts.pulled();
-        check_after_panic(&poller, stream, &gates, &drops, pulled, taken);
+        check_after_panic(&poller, stream, &gates, pulled, taken);
         if ordered {
-            assert_eq!(drops.outputs_made.get(), 1, "the held output of item 1");
+            let made = gates.counts().outputs_made;
+            assert_eq!(made, 1, "the held output of item 1");
         }
     }
 }
@@ -237,13 +176,8 @@ fn a_panic_in_a_running_future_propagates_and_drops_cleanly() {
 #[test]
 fn a_panic_on_a_futures_first_poll_propagates_and_drops_cleanly() {
     for ordered in [false, true] {
-        let gates = Gates::new();
-        let drops = Drops::default();
-        let panic_at = PanicAt {
-            first_poll: Some(4),
-            ..PanicAt::default()
-        };
-        let (source, counts) = counted(items(gates.clone(), drops.clone(), panic_at));
+        let gates = Gates::with_fault(Fault::FirstPollOf(4));
+        let (source, counts) = counted(gates.tracked_source(usize::MAX));
         let mut stream = source.bounded(2, 3);
         if ordered {
             stream = stream.ordered(2);
@@ -262,30 +196,19 @@ fn a_panic_on_a_futures_first_poll_propagates_and_drops_cleanly() {
         // output of item 2, already taken off the stream, is lost with the poll.
         gates.open(2);
         let message = poll_expecting_panic(&poller, &mut stream);
-        assert_eq!(message, "item 4 panics on its first poll");
+        assert_eq!(message, format!("{INJECTED} in the first poll of item 4"));
         let pulled = counts.pulled();
-        check_after_panic(&poller, stream, &gates, &drops, pulled, taken);
+        check_after_panic(&poller, stream, &gates, pulled, taken);
     }
 }
 
 #[test]
 fn a_panic_in_the_source_propagates_and_drops_cleanly() {
     for ordered in [false, true] {
-        let gates = Gates::new();
-        let drops = Drops::default();
-        let source_drops = Counter::new();
-        let mut inner = items(gates.clone(), drops.clone(), PanicAt::default());
-        let panicking_pull = 7;
-        let mut pulls = 0;
-        let source = stream::poll_fn(move |cx| {
-            pulls += 1;
-            if pulls == panicking_pull {
-                panic!("the source panics on pull {pulls}");
-            }
-            inner.poll_next_unpin(cx)
-        });
-        let (source, counts) = counted(source);
-        let mut stream = source.track_drop(&source_drops).bounded(3, 3);
+        // The source panics on its seventh pull, instead of yielding item 6.
+        let gates = Gates::with_fault(Fault::SourceAt(6));
+        let (source, counts) = counted(gates.tracked_source(usize::MAX));
+        let mut stream = source.bounded(3, 3);
         if ordered {
             stream = stream.ordered(3);
         }
@@ -294,11 +217,11 @@ fn a_panic_in_the_source_propagates_and_drops_cleanly() {
         assert_eq!(counts.pulled(), 6);
         gates.open(0);
         let message = poll_expecting_panic(&poller, &mut stream);
-        assert_eq!(message, "the source panics on pull 7");
-        assert_eq!(source_drops.get(), 0);
+        assert_eq!(message, format!("{INJECTED} in the source at item 6"));
+        assert_eq!(gates.counts().source_drops, 0);
         let pulled = counts.pulled();
-        check_after_panic(&poller, stream, &gates, &drops, pulled, Vec::new());
-        assert_eq!(source_drops.get(), 1);
+        check_after_panic(&poller, stream, &gates, pulled, Vec::new());
+        assert_eq!(gates.counts().source_drops, 1);
     }
 }
 

@@ -1,13 +1,14 @@
-//! The same behaviour on every executor: `futures::executor`, tokio's
-//! current-thread and multi-thread runtimes (also from a spawned task), smol, and
-//! single-threaded executors with `!Send` futures. Plus tokio's paused clock for
-//! schedules defined by time.
+//! Contract point 14, the same behaviour on every executor: `futures::executor`,
+//! tokio's current-thread and multi-thread runtimes (also from a spawned task),
+//! smol, and single-threaded executors with `!Send` futures; on each, points 1,
+//! 3, 5 and 12 hold. Plus tokio's paused clock for schedules defined by time
+//! (points 4 and 5).
 
 // Under `--cfg loom` the crate uses loom's primitives, which work only inside
 // `loom::model`, and smol is not built: these tests are for the normal build.
 #![cfg(not(loom))]
 
-mod common;
+mod support;
 
 use std::cell::RefCell;
 use std::marker::PhantomPinned;
@@ -16,9 +17,12 @@ use std::thread;
 use std::time::Duration;
 
 use bounded_buffered::BoundedStreamExt;
-use common::{Gates, counted, with_watchdog, yield_then};
 use futures::channel::oneshot;
 use futures::{StreamExt, stream};
+use support::{
+    Gates, Watchdog, counted, tokio_current_thread, tokio_multi_thread, tokio_paused_clock,
+    yield_then,
+};
 
 /// Futures that need a few polls each, with `!Unpin` state held across an
 /// await: every output once, and the budgets' peaks reached but not exceeded.
@@ -108,32 +112,6 @@ async fn wakes_from_another_thread() {
     assert_eq!(outputs, (0..count).collect::<Vec<_>>());
 }
 
-/// A safety net only: a hang fails the test instead of stalling the run.
-const HANG_LIMIT: Duration = Duration::from_secs(20);
-
-fn tokio_current_thread() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a tokio runtime")
-}
-
-fn tokio_multi_thread() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a tokio runtime")
-}
-
-fn tokio_paused_clock() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .expect("a tokio runtime")
-}
-
 async fn every_scenario() {
     unordered_outputs_each_once().await;
     ordered_outputs_in_input_order().await;
@@ -143,39 +121,36 @@ async fn every_scenario() {
 
 #[test]
 fn on_futures_block_on() {
-    with_watchdog(HANG_LIMIT, || futures::executor::block_on(every_scenario()));
+    let _watchdog = Watchdog::start("on_futures_block_on");
+    futures::executor::block_on(every_scenario());
 }
 
 #[test]
 fn on_tokio_current_thread() {
-    with_watchdog(HANG_LIMIT, || {
-        tokio_current_thread().block_on(every_scenario())
-    });
+    let _watchdog = Watchdog::start("on_tokio_current_thread");
+    tokio_current_thread().block_on(every_scenario());
 }
 
 #[test]
 fn on_tokio_multi_thread() {
-    with_watchdog(HANG_LIMIT, || {
-        tokio_multi_thread().block_on(every_scenario())
-    });
+    let _watchdog = Watchdog::start("on_tokio_multi_thread");
+    tokio_multi_thread().block_on(every_scenario());
 }
 
 #[test]
 fn in_a_spawned_tokio_task() {
     // Needs the stream and everything it holds to be `Send`.
-    with_watchdog(HANG_LIMIT, || {
-        tokio_multi_thread().block_on(async {
-            let task = tokio::spawn(every_scenario());
-            task.await.expect("the spawned task panicked");
-        });
+    let _watchdog = Watchdog::start("in_a_spawned_tokio_task");
+    tokio_multi_thread().block_on(async {
+        let task = tokio::spawn(every_scenario());
+        task.await.expect("the spawned task panicked");
     });
 }
 
 #[test]
 fn a_stream_moved_between_tasks_keeps_working() {
-    with_watchdog(HANG_LIMIT, || {
-        tokio_multi_thread().block_on(moved_between_tasks());
-    });
+    let _watchdog = Watchdog::start("a_stream_moved_between_tasks_keeps_working");
+    tokio_multi_thread().block_on(moved_between_tasks());
 }
 
 async fn moved_between_tasks() {
@@ -206,15 +181,15 @@ async fn moved_between_tasks() {
 
 #[test]
 fn on_smol() {
-    with_watchdog(HANG_LIMIT, || smol::block_on(every_scenario()));
+    let _watchdog = Watchdog::start("on_smol");
+    smol::block_on(every_scenario());
 }
 
 #[test]
 fn on_a_smol_executor_from_a_spawned_task() {
-    with_watchdog(HANG_LIMIT, || {
-        let executor = smol::Executor::new();
-        smol::block_on(executor.run(executor.spawn(every_scenario())));
-    });
+    let _watchdog = Watchdog::start("on_a_smol_executor_from_a_spawned_task");
+    let executor = smol::Executor::new();
+    smol::block_on(executor.run(executor.spawn(every_scenario())));
 }
 
 /// `!Send` futures (sharing an `Rc`) and a `!Send` source.
@@ -242,30 +217,27 @@ async fn not_send_futures() {
 
 #[test]
 fn not_send_futures_on_a_local_pool() {
-    with_watchdog(HANG_LIMIT, || {
-        let mut pool = futures::executor::LocalPool::new();
-        futures::task::LocalSpawnExt::spawn_local(&pool.spawner(), not_send_futures())
-            .expect("the pool accepts tasks");
-        pool.run();
-    });
+    let _watchdog = Watchdog::start("not_send_futures_on_a_local_pool");
+    let mut pool = futures::executor::LocalPool::new();
+    futures::task::LocalSpawnExt::spawn_local(&pool.spawner(), not_send_futures())
+        .expect("the pool accepts tasks");
+    pool.run();
 }
 
 #[test]
 fn not_send_futures_on_a_tokio_local_set() {
-    with_watchdog(HANG_LIMIT, || {
-        let local = tokio::task::LocalSet::new();
-        tokio_current_thread()
-            .block_on(local.run_until(async { tokio::task::spawn_local(not_send_futures()).await }))
-            .expect("the local task panicked");
-    });
+    let _watchdog = Watchdog::start("not_send_futures_on_a_tokio_local_set");
+    let local = tokio::task::LocalSet::new();
+    tokio_current_thread()
+        .block_on(local.run_until(async { tokio::task::spawn_local(not_send_futures()).await }))
+        .expect("the local task panicked");
 }
 
 #[test]
 fn not_send_futures_on_a_smol_local_executor() {
-    with_watchdog(HANG_LIMIT, || {
-        let executor = smol::LocalExecutor::new();
-        smol::block_on(executor.run(executor.spawn(not_send_futures())));
-    });
+    let _watchdog = Watchdog::start("not_send_futures_on_a_smol_local_executor");
+    let executor = smol::LocalExecutor::new();
+    smol::block_on(executor.run(executor.spawn(not_send_futures())));
 }
 
 /// A future that sleeps for `delay` on tokio's clock and records when it
@@ -287,9 +259,8 @@ fn ms(millis: u64) -> Duration {
 
 #[test]
 fn on_a_paused_clock_outputs_follow_completion_times() {
-    with_watchdog(HANG_LIMIT, || {
-        tokio_paused_clock().block_on(outputs_follow_completion_times())
-    });
+    let _watchdog = Watchdog::start("on_a_paused_clock_outputs_follow_completion_times");
+    tokio_paused_clock().block_on(outputs_follow_completion_times());
 }
 
 async fn outputs_follow_completion_times() {
@@ -320,9 +291,8 @@ async fn outputs_follow_completion_times() {
 
 #[test]
 fn on_a_paused_clock_a_slow_head_does_not_stall_a_wide_window() {
-    with_watchdog(HANG_LIMIT, || {
-        tokio_paused_clock().block_on(slow_head_with_wide_window())
-    });
+    let _watchdog = Watchdog::start("on_a_paused_clock_a_slow_head_does_not_stall_a_wide_window");
+    tokio_paused_clock().block_on(slow_head_with_wide_window());
 }
 
 async fn slow_head_with_wide_window() {

@@ -1,20 +1,20 @@
 //! Fail fast in place (`try_bounded`): the first `Err`, from a future or from the
 //! source, stops pulling and starting, drops every running future and waiting
 //! item at once, yields exactly the held outputs that keep the output order,
-//! then the error, then `None` forever.
+//! then the error, then `None` forever (contract point 21).
 
 // Under `--cfg loom` the crate uses loom's primitives, which work only inside
 // `loom::model`, and smol is not built: these tests are for the normal build.
 #![cfg(not(loom))]
 
-mod common;
+mod support;
 
 use std::task::Poll;
 
 use bounded_buffered::BoundedStreamExt;
-use common::{Gates, Poller, counted, fed_source};
 use futures::stream::{self, FusedStream, Stream};
 use futures::{FutureExt, StreamExt, TryStreamExt};
+use support::{Gates, POLLED_AFTER_ESCAPE, Poller, caught, counted, fed_source};
 
 /// The error of these tests: which item failed.
 #[derive(Debug, PartialEq, Eq)]
@@ -291,12 +291,11 @@ fn a_destructor_panicking_during_the_cancellation_leaves_a_stream_that_drops_cle
     let poller = Poller::new();
     assert_eq!(poller.poll(&mut stream), Poll::Pending);
     gates.open(1);
-    let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| poller.poll(&mut stream)))
-        .expect_err("the destructor's panic propagates");
-    assert_eq!(common::panic_message(&*panic), "a destructor panics");
-    let again = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| poller.poll(&mut stream)))
+    let panic = caught(|| poller.poll(&mut stream)).expect_err("the destructor's panic propagates");
+    assert_eq!(panic, "a destructor panics");
+    let again = caught(|| poller.poll(&mut stream))
         .expect_err("a stream a panic escaped from refuses to be polled");
-    assert!(common::panic_message(&*again).contains("polled after a panic"));
+    assert!(again.contains(POLLED_AFTER_ESCAPE), "{again}");
     drop(stream);
     for id in 0..5 {
         assert_eq!(gates.drops(id), 1, "item {id}");

@@ -6,13 +6,13 @@
 // `loom::model`, and smol is not built: these tests are for the normal build.
 #![cfg(not(loom))]
 
-mod common;
+mod support;
 
 use std::task::Poll;
 
 use bounded_buffered::BoundedStreamExt;
-use common::{Gates, Poller, Rng, counted};
 use futures::StreamExt;
+use support::{Gates, Poller, Rng, counted};
 
 #[test]
 fn reversed_completion_is_yielded_in_input_order() {

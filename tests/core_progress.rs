@@ -6,16 +6,17 @@
 // `loom::model`, and smol is not built: these tests are for the normal build.
 #![cfg(not(loom))]
 
-mod common;
+mod support;
 
 use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::task::{Context, Poll};
-use std::time::Duration;
 
 use bounded_buffered::BoundedStreamExt;
-use common::{Counter, Gates, Poller, counted, with_watchdog, yield_then};
 use futures::StreamExt;
 use futures::stream;
+use support::{Gates, Poller, Watchdog, counted, yield_then};
 
 #[test]
 fn a_freed_worker_is_refilled_and_polled_before_the_output_is_handed_out() {
@@ -115,14 +116,14 @@ fn several_wakes_before_one_poll_cost_one_poll_each() {
 
 /// A future that wakes itself and stays pending forever, counting its polls.
 struct Spin {
-    polls: Counter,
+    polls: Arc<AtomicUsize>,
 }
 
 impl Future for Spin {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        self.polls.add();
+        self.polls.fetch_add(1, SeqCst);
         cx.waker().wake_by_ref();
         Poll::Pending
     }
@@ -132,59 +133,59 @@ impl Future for Spin {
 fn futures_that_always_wake_themselves_cannot_trap_the_caller() {
     // 3 does not divide the budget of 128 polls, and 200 is more than it.
     for workers in [1, 3, 4, 200] {
-        with_watchdog(Duration::from_secs(20), move || {
-            let polls = Counter::new();
-            let spinning = polls.clone();
-            let mut stream = stream::repeat_with(move || Spin {
-                polls: spinning.clone(),
-            })
-            .bounded(workers, 2);
-            let poller = Poller::new();
-            let mut previous = 0;
-            for call in 0..5 {
-                // If `poll_next` did not stop on its own, this would never return.
-                assert_eq!(poller.poll(&mut stream), Poll::Pending);
-                let this_call = polls.get() - previous;
-                previous = polls.get();
-                assert!(this_call > 0, "call {call}: the futures were not polled");
-                // The documented budget of woken polls, plus the first polls of
-                // newly started futures.
-                assert!(
-                    this_call <= 128 + workers,
-                    "{workers} workers, call {call}: {this_call} polls"
-                );
-                assert_eq!(
-                    poller.wakes(),
-                    call + 1,
-                    "{workers} workers, call {call}: returned Pending without waking its task"
-                );
-            }
-        });
+        let _watchdog =
+            Watchdog::start("futures_that_always_wake_themselves_cannot_trap_the_caller");
+        let polls = Arc::new(AtomicUsize::new(0));
+        let spinning = Arc::clone(&polls);
+        let mut stream = stream::repeat_with(move || Spin {
+            polls: Arc::clone(&spinning),
+        })
+        .bounded(workers, 2);
+        let poller = Poller::new();
+        let mut previous = 0;
+        for call in 0..5 {
+            // If `poll_next` did not stop on its own, this would never return.
+            assert_eq!(poller.poll(&mut stream), Poll::Pending);
+            let this_call = polls.load(SeqCst) - previous;
+            previous = polls.load(SeqCst);
+            assert!(this_call > 0, "call {call}: the futures were not polled");
+            // The documented budget of woken polls, plus the first polls of
+            // newly started futures.
+            assert!(
+                this_call <= 128 + workers,
+                "{workers} workers, call {call}: {this_call} polls"
+            );
+            assert_eq!(
+                poller.wakes(),
+                call + 1,
+                "{workers} workers, call {call}: returned Pending without waking its task"
+            );
+        }
     }
 }
 
 #[test]
 fn futures_that_need_many_polls_all_complete_across_bounded_calls() {
-    with_watchdog(Duration::from_secs(20), || {
-        let count = 40;
-        let mut stream = stream::iter(0..count)
-            .map(|i| yield_then(300, i))
-            .bounded(5, 3);
-        let poller = Poller::new();
-        let mut outputs = Vec::new();
-        loop {
-            let wakes = poller.wakes();
-            match poller.poll(&mut stream) {
-                Poll::Ready(Some(i)) => outputs.push(i),
-                Poll::Ready(None) => break,
-                // Nothing outside the stream will wake it: a `Pending` without
-                // a wake of its own would hang a real executor.
-                Poll::Pending => assert_eq!(poller.wakes(), wakes + 1, "a lost self-wake"),
-            }
+    let _watchdog =
+        Watchdog::start("futures_that_need_many_polls_all_complete_across_bounded_calls");
+    let count = 40;
+    let mut stream = stream::iter(0..count)
+        .map(|i| yield_then(300, i))
+        .bounded(5, 3);
+    let poller = Poller::new();
+    let mut outputs = Vec::new();
+    loop {
+        let wakes = poller.wakes();
+        match poller.poll(&mut stream) {
+            Poll::Ready(Some(i)) => outputs.push(i),
+            Poll::Ready(None) => break,
+            // Nothing outside the stream will wake it: a `Pending` without
+            // a wake of its own would hang a real executor.
+            Poll::Pending => assert_eq!(poller.wakes(), wakes + 1, "a lost self-wake"),
         }
-        outputs.sort_unstable();
-        assert_eq!(outputs, (0..count).collect::<Vec<_>>());
-    });
+    }
+    outputs.sort_unstable();
+    assert_eq!(outputs, (0..count).collect::<Vec<_>>());
 }
 
 #[test]

@@ -2,11 +2,11 @@
 //! `max_wait` expires a waiting item at pickup (exactly at its boundary), never
 //! polls it, hands its future back, and holds it in its place; `timed()` records
 //! exactly the durations of a known schedule; the clock is read at most once per
-//! `poll_next`, and never when nothing needs it.
+//! `poll_next`, and never when nothing needs it (contract points 23 and 24).
 
 #![cfg(not(loom))]
 
-mod common;
+mod support;
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -15,9 +15,9 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bounded_buffered::{BoundedStreamExt, Expired};
-use common::{Gates, Poller, counted};
 use futures::stream::{self, Stream};
 use futures::{StreamExt, TryStreamExt};
+use support::{Gates, Poller, counted};
 use tokio::time::sleep;
 
 fn ms(n: u64) -> Duration {

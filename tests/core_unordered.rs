@@ -5,14 +5,14 @@
 // `loom::model`, and smol is not built: these tests are for the normal build.
 #![cfg(not(loom))]
 
-mod common;
+mod support;
 
 use std::task::Poll;
 
 use bounded_buffered::BoundedStreamExt;
-use common::{Gates, Poller, Rng, counted};
 use futures::StreamExt;
 use futures::stream;
+use support::{Gates, Poller, Rng, counted};
 
 #[test]
 fn outputs_come_in_completion_order() {

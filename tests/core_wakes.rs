@@ -1,22 +1,22 @@
 //! Contract point 12: wakes from other threads, repeated wakes and stale wakes
-//! from futures that already finished are neither lost nor misdirected.
+//! from futures that already finished are neither lost nor misdirected (and,
+//! point 7, repeated wakes cost one poll).
 
 // Under `--cfg loom` the crate uses loom's primitives, which work only inside
 // `loom::model`, and smol is not built: these tests are for the normal build.
 #![cfg(not(loom))]
 
-mod common;
+mod support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::Poll;
 use std::thread;
-use std::time::Duration;
 
 use bounded_buffered::BoundedStreamExt;
-use common::{Gates, Poller, Rng, fed_source, with_watchdog};
 use futures::StreamExt;
 use futures::executor::block_on;
+use support::{Gates, Poller, Rng, Watchdog, fed_source, yield_then};
 
 #[test]
 fn a_wake_from_another_thread_reaches_the_consumer() {
@@ -39,87 +39,86 @@ fn a_wake_from_another_thread_reaches_the_consumer() {
 
 #[test]
 fn many_threads_opening_gates_lose_no_output() {
-    with_watchdog(Duration::from_secs(20), || {
-        for seed in 0..5 {
-            let count = 200;
-            let gates = Gates::new();
-            let mut order: Vec<usize> = (0..count).collect();
-            Rng::new(seed).shuffle(&mut order);
-            // Four threads open every gate, in a shuffled order, as soon as it
-            // was started; the consumer meanwhile sleeps in `block_on`.
-            let openers: Vec<_> = order
-                .chunks(count / 4)
-                .map(|ids| {
-                    let gates = gates.clone();
-                    let ids = ids.to_vec();
-                    thread::spawn(move || {
-                        for id in ids {
-                            while !gates.is_started(id) {
-                                thread::yield_now();
-                            }
-                            gates.open(id);
-                        }
-                    })
-                })
-                .collect();
-            let outputs: Vec<usize> = block_on(gates.source(count).bounded(count, 0).collect());
-            for opener in openers {
-                opener.join().expect("an opening thread panicked");
-            }
-            let mut sorted = outputs;
-            sorted.sort_unstable();
-            assert_eq!(sorted, (0..count).collect::<Vec<_>>(), "seed {seed}");
-        }
-    });
-}
-
-#[test]
-fn threads_waking_running_futures_over_and_over_change_no_output() {
-    with_watchdog(Duration::from_secs(20), || {
-        let count = 300;
+    let _watchdog = Watchdog::start("many_threads_opening_gates_lose_no_output");
+    for seed in 0..5 {
+        let count = 200;
         let gates = Gates::new();
-        let stop = Arc::new(AtomicBool::new(false));
-        // Spurious wakes from other threads, on whatever futures run (or ran).
-        let nudgers: Vec<_> = (0..2)
-            .map(|seed| {
+        let mut order: Vec<usize> = (0..count).collect();
+        Rng::new(seed).shuffle(&mut order);
+        // Four threads open every gate, in a shuffled order, as soon as it
+        // was started; the consumer meanwhile sleeps in `block_on`.
+        let openers: Vec<_> = order
+            .chunks(count / 4)
+            .map(|ids| {
                 let gates = gates.clone();
-                let stop = Arc::clone(&stop);
+                let ids = ids.to_vec();
                 thread::spawn(move || {
-                    let mut rng = Rng::new(seed);
-                    while !stop.load(Ordering::Relaxed) {
-                        gates.nudge(rng.below(count));
-                        thread::yield_now();
+                    for id in ids {
+                        while !gates.is_started(id) {
+                            thread::yield_now();
+                        }
+                        gates.open(id);
                     }
                 })
             })
             .collect();
-        // Opens every gate once it has started, scanning from the newest down,
-        // so later items often complete before earlier ones.
-        let opener = {
+        let outputs: Vec<usize> = block_on(gates.source(count).bounded(count, 0).collect());
+        for opener in openers {
+            opener.join().expect("an opening thread panicked");
+        }
+        let mut sorted = outputs;
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..count).collect::<Vec<_>>(), "seed {seed}");
+    }
+}
+
+#[test]
+fn threads_waking_running_futures_over_and_over_change_no_output() {
+    let _watchdog =
+        Watchdog::start("threads_waking_running_futures_over_and_over_change_no_output");
+    let count = 300;
+    let gates = Gates::new();
+    let stop = Arc::new(AtomicBool::new(false));
+    // Spurious wakes from other threads, on whatever futures run (or ran).
+    let nudgers: Vec<_> = (0..2)
+        .map(|seed| {
             let gates = gates.clone();
+            let stop = Arc::clone(&stop);
             thread::spawn(move || {
-                let mut opened = vec![false; count];
-                let mut left = count;
-                while left > 0 {
-                    for id in (0..count).rev() {
-                        if !opened[id] && gates.is_started(id) {
-                            gates.open(id);
-                            opened[id] = true;
-                            left -= 1;
-                        }
-                    }
+                let mut rng = Rng::new(seed);
+                while !stop.load(Ordering::Relaxed) {
+                    gates.nudge(rng.below(count));
                     thread::yield_now();
                 }
             })
-        };
-        let outputs: Vec<usize> = block_on(gates.source(count).bounded(8, 4).ordered(16).collect());
-        stop.store(true, Ordering::Relaxed);
-        opener.join().expect("the opener panicked");
-        for nudger in nudgers {
-            nudger.join().expect("a nudging thread panicked");
-        }
-        assert_eq!(outputs, (0..count).collect::<Vec<_>>());
-    });
+        })
+        .collect();
+    // Opens every gate once it has started, scanning from the newest down,
+    // so later items often complete before earlier ones.
+    let opener = {
+        let gates = gates.clone();
+        thread::spawn(move || {
+            let mut opened = vec![false; count];
+            let mut left = count;
+            while left > 0 {
+                for id in (0..count).rev() {
+                    if !opened[id] && gates.is_started(id) {
+                        gates.open(id);
+                        opened[id] = true;
+                        left -= 1;
+                    }
+                }
+                thread::yield_now();
+            }
+        })
+    };
+    let outputs: Vec<usize> = block_on(gates.source(count).bounded(8, 4).ordered(16).collect());
+    stop.store(true, Ordering::Relaxed);
+    opener.join().expect("the opener panicked");
+    for nudger in nudgers {
+        nudger.join().expect("a nudging thread panicked");
+    }
+    assert_eq!(outputs, (0..count).collect::<Vec<_>>());
 }
 
 #[test]
@@ -210,7 +209,7 @@ fn a_wake_during_the_futures_own_poll_is_not_lost() {
     // while the consumer is inside `poll_next`, and must still be acted on.
     let count = 50;
     let mut stream = futures::stream::iter(0..count)
-        .map(|i| common::yield_then(1 + i % 3, i))
+        .map(|i| yield_then(1 + i % 3, i))
         .bounded(4, 2);
     let poller = Poller::new();
     let mut outputs = Vec::new();
@@ -251,38 +250,37 @@ fn self_wakes_around_a_nested_stream_are_not_lost() {
     // stream of self-waking futures, and returns `Pending` until the inner
     // stream ends. Its own wake is all that brings it back: the inner stream's
     // bookkeeping of "the future being polled woke itself" must not swallow it.
-    with_watchdog(Duration::from_secs(20), || {
-        let mut outer = futures::stream::iter(0..20usize)
-            .map(|i| {
-                let mut inner = futures::stream::iter(0..5usize)
-                    .map(move |j| common::yield_then(j % 3, i * 10 + j))
-                    .bounded(2, 1);
-                let mut sum = 0;
-                futures::future::poll_fn(move |cx| {
-                    cx.waker().wake_by_ref();
-                    match inner.poll_next_unpin(cx) {
-                        Poll::Ready(Some(x)) => {
-                            sum += x;
-                            Poll::Pending
-                        }
-                        Poll::Ready(None) => Poll::Ready(sum),
-                        Poll::Pending => Poll::Pending,
+    let _watchdog = Watchdog::start("self_wakes_around_a_nested_stream_are_not_lost");
+    let mut outer = futures::stream::iter(0..20usize)
+        .map(|i| {
+            let mut inner = futures::stream::iter(0..5usize)
+                .map(move |j| yield_then(j % 3, i * 10 + j))
+                .bounded(2, 1);
+            let mut sum = 0;
+            futures::future::poll_fn(move |cx| {
+                cx.waker().wake_by_ref();
+                match inner.poll_next_unpin(cx) {
+                    Poll::Ready(Some(x)) => {
+                        sum += x;
+                        Poll::Pending
                     }
-                })
+                    Poll::Ready(None) => Poll::Ready(sum),
+                    Poll::Pending => Poll::Pending,
+                }
             })
-            .bounded(3, 2);
-        let poller = Poller::new();
-        let mut outputs = Vec::new();
-        loop {
-            let wakes = poller.wakes();
-            match poller.poll(&mut outer) {
-                Poll::Ready(Some(sum)) => outputs.push(sum),
-                Poll::Ready(None) => break,
-                Poll::Pending => assert!(poller.wakes() > wakes, "pending with no wake pending"),
-            }
+        })
+        .bounded(3, 2);
+    let poller = Poller::new();
+    let mut outputs = Vec::new();
+    loop {
+        let wakes = poller.wakes();
+        match poller.poll(&mut outer) {
+            Poll::Ready(Some(sum)) => outputs.push(sum),
+            Poll::Ready(None) => break,
+            Poll::Pending => assert!(poller.wakes() > wakes, "pending with no wake pending"),
         }
-        outputs.sort_unstable();
-        let expected: Vec<usize> = (0..20).map(|i| 50 * i + 10).collect();
-        assert_eq!(outputs, expected);
-    });
+    }
+    outputs.sort_unstable();
+    let expected: Vec<usize> = (0..20).map(|i| 50 * i + 10).collect();
+    assert_eq!(outputs, expected);
 }

@@ -1,4 +1,5 @@
-//! Model-checks the wake protocol with loom, through the public API.
+//! Contract point 12, model-checked: the wake protocol under loom, through the
+//! public API. Its gate stays here, built on loom's types (no `mod support`).
 //!
 //! Run with `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test --release --test loom`
 //! (see `.ci/loom.sh`). Under `--cfg loom` the crate's wake state (ready words,

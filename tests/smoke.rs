@@ -1,3 +1,5 @@
+//! Contract point 1 at a glance: a thousand ready futures, every output once.
+
 use bounded_buffered::BoundedStreamExt;
 use futures::{StreamExt, stream};
 

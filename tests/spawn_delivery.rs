@@ -1,8 +1,9 @@
-//! Spawned mode delivers like the in-place adapter: every output exactly once,
-//! in input order when ordered, then `None` forever; it is lazy, `Send`, and
-//! its `Debug` and `Stats` work without anything from the item type.
+//! Contract point 17: spawned mode delivers like the in-place adapter: every
+//! output exactly once, in input order when ordered, then `None` forever; it is
+//! lazy, `Send`, and its `Debug` and `Stats` work without anything from the item
+//! type.
 
-mod spawn_support;
+mod support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -10,7 +11,7 @@ use std::task::Poll;
 
 use bounded_buffered::{BoundedStreamExt, Spawned, Stats};
 use futures::stream::{self, FusedStream, Stream, StreamExt};
-use spawn_support::{Gates, Probe, SmolPool, Stepper, poll_once, tokio_runtime, yield_now};
+use support::{Gates, SmolPool, StepExecutor, poll_once, tokio_multi_thread, yield_now};
 
 const ITEMS: usize = 2_000;
 
@@ -36,7 +37,7 @@ fn check_exactly_once(mut outputs: Vec<usize>, stats: Stats) {
 
 #[test]
 fn every_output_exactly_once_on_tokio_multi_thread() {
-    let runtime = tokio_runtime();
+    let runtime = tokio_multi_thread();
     let mut stream = jittery(ITEMS)
         .bounded(4, 8)
         .spawn_on(runtime.handle().clone());
@@ -56,7 +57,7 @@ fn every_output_exactly_once_on_smol_executor() {
 
 #[test]
 fn every_output_exactly_once_with_a_closure_spawner() {
-    let runtime = tokio_runtime();
+    let runtime = tokio_multi_thread();
     let handle = runtime.handle().clone();
     let mut stream = jittery(ITEMS).bounded(3, 0).spawn_on(
         move |task: futures::future::BoxFuture<'static, ()>| {
@@ -69,7 +70,7 @@ fn every_output_exactly_once_with_a_closure_spawner() {
 
 #[test]
 fn ordered_outputs_come_in_input_order_on_tokio_multi_thread() {
-    let runtime = tokio_runtime();
+    let runtime = tokio_multi_thread();
     for window in [1, 4, 16] {
         let stream = jittery(ITEMS).bounded(4, 2).ordered(window);
         let outputs: Vec<usize> =
@@ -103,41 +104,41 @@ fn smol_global_executor_runs_the_stream() {
 
 #[test]
 fn nothing_is_spawned_or_pulled_before_the_first_poll() {
-    let probe = Probe::new();
-    let (mut stepper, spawner) = Stepper::new();
-    let mut stream = probe
-        .source(10, Gates::None)
+    let gates = Gates::open_except(&[]);
+    let mut stepper = StepExecutor::new();
+    let mut stream = gates
+        .tracked_source(10)
         .bounded(2, 2)
-        .spawn_on(spawner);
+        .spawn_on(stepper.spawner());
     stepper.run_until_stalled();
     assert_eq!(stepper.spawns(), 0);
-    assert_eq!(Probe::get(&probe.pulled), 0);
+    assert_eq!(gates.pulled(), 0);
     assert_eq!(stream.stats(), Stats::default());
 
     // The first poll spawns the producer and one task per worker.
     assert!(poll_once(&mut stream).is_pending());
     assert_eq!(stepper.spawns(), 3);
     stepper.run_until_stalled();
-    assert!(Probe::get(&probe.pulled) > 0);
+    assert!(gates.pulled() > 0);
 }
 
 #[test]
 fn dropping_a_never_polled_stream_drops_the_source_and_spawns_nothing() {
-    let probe = Probe::new();
-    let (stepper, spawner) = Stepper::new();
-    let stream = probe
-        .source(10, Gates::None)
+    let gates = Gates::open_except(&[]);
+    let stepper = StepExecutor::new();
+    let stream = gates
+        .tracked_source(10)
         .bounded(2, 2)
-        .spawn_on(spawner);
+        .spawn_on(stepper.spawner());
     drop(stream);
-    assert!(probe.all_dropped());
+    assert!(gates.counts().all_dropped());
     assert_eq!(stepper.spawns(), 0);
 }
 
 #[test]
 fn ends_with_none_forever_and_is_terminated() {
-    let (mut stepper, spawner) = Stepper::new();
-    let mut stream = jittery(5).bounded(2, 1).spawn_on(spawner);
+    let mut stepper = StepExecutor::new();
+    let mut stream = jittery(5).bounded(2, 1).spawn_on(stepper.spawner());
     let mut outputs = Vec::new();
     assert!(!stream.is_terminated());
     loop {
@@ -162,7 +163,7 @@ fn ends_with_none_forever_and_is_terminated() {
 
 #[test]
 fn an_empty_source_ends_at_once() {
-    let runtime = tokio_runtime();
+    let runtime = tokio_multi_thread();
     let stream = stream::empty::<std::future::Ready<u8>>()
         .bounded(3, 3)
         .spawn_on(runtime.handle().clone());
@@ -172,9 +173,12 @@ fn an_empty_source_ends_at_once() {
 
 #[test]
 fn stats_count_while_running_and_after_the_end() {
-    let probe = Probe::new();
-    let (mut stepper, spawner) = Stepper::new();
-    let mut stream = probe.source(6, Gates::All).bounded(2, 1).spawn_on(spawner);
+    let gates = Gates::new();
+    let mut stepper = StepExecutor::new();
+    let mut stream = gates
+        .tracked_source(6)
+        .bounded(2, 1)
+        .spawn_on(stepper.spawner());
     assert!(poll_once(&mut stream).is_pending());
     stepper.run_until_stalled();
     let stats = stream.stats();
@@ -191,7 +195,7 @@ fn stats_count_while_running_and_after_the_end() {
 
     let mut taken = 0;
     while taken < 6 {
-        probe.open_all();
+        gates.open_all();
         stepper.run_until_stalled();
         while let Poll::Ready(Some(_)) = poll_once(&mut stream) {
             taken += 1;
@@ -209,12 +213,12 @@ fn stats_count_while_running_and_after_the_end() {
 fn spawned_is_send_and_unpin_and_debug_without_debug_items() {
     fn assert_send_unpin<T: Send + Unpin>(_: &T) {}
     struct NotDebug;
-    let (_stepper, spawner) = Stepper::new();
+    let stepper = StepExecutor::new();
     let stream: Spawned<NotDebug> = stream::iter([1])
         .map(|_| async { NotDebug })
         .bounded(2, 3)
         .ordered(4)
-        .spawn_on(spawner);
+        .spawn_on(stepper.spawner());
     assert_send_unpin(&stream);
     let debug = format!("{stream:?}");
     assert!(debug.starts_with("Spawned {"), "{debug}");
@@ -230,14 +234,14 @@ fn spawned_is_send_and_unpin_and_debug_without_debug_items() {
 fn spawn_on_after_the_first_poll_panics() {
     let mut stream = stream::iter([1]).map(|n| async move { n }).bounded(1, 0);
     let _ = futures::executor::block_on(stream.next());
-    let (_stepper, spawner) = Stepper::new();
-    let _ = stream.spawn_on(spawner);
+    let stepper = StepExecutor::new();
+    let _ = stream.spawn_on(stepper.spawner());
 }
 
 #[test]
 fn the_spawner_is_called_once_per_task() {
     let calls = Arc::new(AtomicUsize::new(0));
-    let runtime = tokio_runtime();
+    let runtime = tokio_multi_thread();
     let handle = runtime.handle().clone();
     let counted = Arc::clone(&calls);
     let stream =
@@ -254,14 +258,14 @@ fn the_spawner_is_called_once_per_task() {
 
 #[test]
 fn nothing_runs_before_the_first_poll_on_tokio_and_smol() {
-    let runtime = tokio_runtime();
-    let probe = Probe::new();
-    let mut stream = probe
-        .source(10, Gates::None)
+    let runtime = tokio_multi_thread();
+    let gates = Gates::open_except(&[]);
+    let mut stream = gates
+        .tracked_source(10)
         .bounded(2, 2)
         .spawn_on(runtime.handle().clone());
     assert_eq!(runtime.metrics().num_alive_tasks(), 0);
-    assert_eq!(Probe::get(&probe.pulled), 0);
+    assert_eq!(gates.pulled(), 0);
     // The first poll spawns the producer and the workers, which then live until
     // the stream ends (the workers wait for the consumer to take outputs).
     let first = match poll_once(&mut stream) {
@@ -274,12 +278,12 @@ fn nothing_runs_before_the_first_poll_on_tokio_and_smol() {
     assert_eq!(taken, 10);
 
     let pool = SmolPool::new(2);
-    let probe = Probe::new();
-    let stream = probe
-        .source(10, Gates::None)
+    let gates = Gates::open_except(&[]);
+    let stream = gates
+        .tracked_source(10)
         .bounded(2, 2)
         .spawn_on(Arc::clone(&pool.executor));
     assert!(pool.executor.is_empty());
-    assert_eq!(Probe::get(&probe.pulled), 0);
+    assert_eq!(gates.pulled(), 0);
     assert_eq!(smol::block_on(stream.count()), 10);
 }

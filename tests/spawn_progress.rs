@@ -1,7 +1,7 @@
-//! Spawned futures make progress while the consumer is busy elsewhere, and run
-//! in parallel on a multi-threaded executor.
+//! Contract point 18: spawned futures make progress while the consumer is busy
+//! elsewhere, and run in parallel on a multi-threaded executor.
 
-mod spawn_support;
+mod support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use bounded_buffered::{BoundedStreamExt, Spawned, Stats};
 use futures::channel::oneshot;
 use futures::{StreamExt, stream};
-use spawn_support::{SmolPool, WATCHDOG, tokio_runtime, watchdog};
+use support::{HANG_LIMIT, SmolPool, Watchdog, tokio_multi_thread, yield_now};
 
 /// The futurelock shape: after taking its first output, the consumer awaits
 /// something that only the other in-flight futures produce. In place that
@@ -31,7 +31,7 @@ fn consumer_waits_for_the_workers(
             let all_done = Arc::clone(&all_done);
             Box::pin(async move {
                 if index > 0 {
-                    spawn_support::yield_now().await;
+                    yield_now().await;
                     if finished.fetch_add(1, Ordering::SeqCst) + 1 == WORKERS - 1 {
                         let _ = all_done.lock().unwrap().take().unwrap().send(());
                     }
@@ -42,7 +42,7 @@ fn consumer_waits_for_the_workers(
         .collect();
     let mut stream = spawn(items);
     block_on(Box::pin(async move {
-        let _watchdog = watchdog("a consumer waiting for in-flight futures");
+        let _watchdog = Watchdog::start("a consumer waiting for in-flight futures");
         let first = stream.next().await.unwrap();
         // Not polling the stream now: only the worker tasks can make this happen.
         all_done_seen.await.unwrap();
@@ -55,7 +55,7 @@ fn consumer_waits_for_the_workers(
 
 #[test]
 fn futures_progress_while_the_consumer_awaits_something_else_on_tokio_multi_thread() {
-    let runtime = tokio_runtime();
+    let runtime = tokio_multi_thread();
     consumer_waits_for_the_workers(
         |items| {
             stream::iter(items)
@@ -163,7 +163,7 @@ fn both_at_once(
         let running = Arc::clone(&running);
         async move {
             running.fetch_add(1, Ordering::SeqCst);
-            let deadline = Instant::now() + WATCHDOG;
+            let deadline = Instant::now() + HANG_LIMIT;
             while running.load(Ordering::SeqCst) < 2 {
                 if Instant::now() > deadline {
                     return false;
@@ -177,7 +177,7 @@ fn both_at_once(
 
 #[test]
 fn cpu_bound_futures_run_in_parallel_on_tokio_multi_thread() {
-    let runtime = tokio_runtime();
+    let runtime = tokio_multi_thread();
     let running = Arc::new(AtomicUsize::new(0));
     let stream = both_at_once(&running)
         .bounded(2, 0)

@@ -1,3 +1,6 @@
+//! Contract point 17 at a glance: the spawned mode on tokio and on smol's global
+//! executor, every output once, in input order when ordered.
+
 use bounded_buffered::{BoundedStreamExt, SmolGlobal};
 use futures::{StreamExt, stream};
 

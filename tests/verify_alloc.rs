@@ -1,21 +1,23 @@
-//! Allocation bound: the adapter's storage (slots, wakers, waiting queue, reorder
-//! window, ready list) grows to its budgets once and is then reused, so running
-//! 1 000 or 200 000 items through the same budgets performs the same number of
-//! allocations.
+//! Contract point 13, the allocation bound: the adapter's storage (slots,
+//! wakers, waiting queue, reorder window, ready list) grows to its budgets once
+//! and is then reused, so running 1 000 or 200 000 items through the same
+//! budgets performs the same number of allocations.
 //!
 //! One test in this binary: the counting allocator is process-wide, and it counts
 //! only on the thread that turned counting on, so libtest's own threads do not
 //! disturb the figures.
 
+mod support;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::task::{Context, Poll};
 
 use bounded_buffered::BoundedStreamExt;
 use futures::stream::{self, Stream, StreamExt};
 use futures_test::task::noop_waker;
+use support::yield_then;
 
 struct CountingAlloc;
 
@@ -62,27 +64,6 @@ unsafe impl GlobalAlloc for CountingAlloc {
 #[global_allocator]
 static GLOBAL: CountingAlloc = CountingAlloc;
 
-/// Completes with its id after waking itself `yields` times, so items finish
-/// out of input order, slots are woken and reused, and ordered outputs are held.
-/// Allocates nothing itself.
-struct YieldThenReady {
-    id: u64,
-    yields: u32,
-}
-
-impl Future for YieldThenReady {
-    type Output = u64;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<u64> {
-        if self.yields == 0 {
-            return Poll::Ready(self.id);
-        }
-        self.yields -= 1;
-        cx.waker().wake_by_ref();
-        Poll::Pending
-    }
-}
-
 /// Allocations made while building the stream and draining `items` items
 /// through it (ordered when `window` is given). Polls by hand with a waker that
 /// does not allocate.
@@ -91,11 +72,11 @@ fn allocations_for(items: u64, window: Option<usize>) -> u64 {
     let mut cx = Context::from_waker(&waker);
     COUNTING.with(|counting| counting.set(true));
     let before = ALLOCATIONS.load(Relaxed);
-    let source = stream::iter(0..items).map(|id| YieldThenReady {
-        id,
-        // 0..=4 yields in a pattern that is not a multiple of the worker count.
-        yields: (id * 7 % 5) as u32,
-    });
+    // Each item completes with its id after waking itself 0..=4 times, in a
+    // pattern that is not a multiple of the worker count: items finish out of
+    // input order, slots are woken and reused, and ordered outputs are held.
+    // `yield_then` allocates nothing itself.
+    let source = stream::iter(0..items).map(|id| yield_then((id * 7 % 5) as usize, id));
     let mut stream = source.bounded(4, 8);
     if let Some(window) = window {
         stream = stream.ordered(window);

@@ -2,14 +2,14 @@
 //! budgets hold (expired items count against `waiting` unordered, and hold their
 //! place in the window ordered), and every item appears exactly once, as its
 //! output or as an `Expired` whose future is the item's own, never polled; in
-//! input order when ordered.
+//! input order when ordered (contract points 3 to 5 and 23).
 //!
 //! The clock is a counter the schedule advances, so each case is exact. One test
 //! in this binary: the clock is a static.
 
 #![cfg(not(loom))]
 
-mod common;
+mod support;
 
 use std::sync::LazyLock;
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
@@ -17,9 +17,9 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use bounded_buffered::BoundedStreamExt;
-use common::{Gates, Poller, counted};
 use futures::{FutureExt, StreamExt};
 use proptest::prelude::*;
+use support::{Gates, Poller, counted};
 
 static BASE: LazyLock<Instant> = LazyLock::new(Instant::now);
 static NOW_MS: AtomicU64 = AtomicU64::new(0);
@@ -31,7 +31,7 @@ fn now() -> Instant {
 /// A gate that says which item it is without being polled.
 struct Tagged {
     id: usize,
-    gate: common::Gate,
+    gate: support::Gate,
 }
 
 impl Future for Tagged {

@@ -3,23 +3,23 @@
 //! item) fails, the stream yields exactly the outputs the rule allows, then the
 //! error, then `None`; every pulled item is dropped exactly once by the time the
 //! error is yielded; no future is first polled after the failure was returned;
-//! nothing is pulled after a source error.
+//! nothing is pulled after a source error (contract point 21).
 //!
 //! 256 cases by default; `PROPTEST_CASES=10000 cargo test --release --test
 //! verify_fail_fast` runs more.
 
 #![cfg(not(loom))]
 
-mod common;
+mod support;
 
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use bounded_buffered::BoundedStreamExt;
-use common::{Gates, Poller, counted};
 use futures::stream::{self, FusedStream, StreamExt};
 use proptest::prelude::*;
+use support::{Gates, Poller, counted};
 
 #[derive(Debug, PartialEq, Eq)]
 struct Failed(usize);
@@ -38,7 +38,7 @@ struct Tickets {
 
 /// A gate that records each poll and its completion on the tickets.
 struct Probe {
-    gate: common::Gate,
+    gate: support::Gate,
     failing: bool,
     tickets: Arc<Mutex<Tickets>>,
 }

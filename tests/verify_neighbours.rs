@@ -1,7 +1,8 @@
-//! Misbehaving neighbours: futures that wake with stale wakers long after they
-//! finished, wake themselves during their own poll, never wake, or wake from
-//! another thread after the stream was dropped. None of them may make the stream
-//! lose an output, spin, panic or keep memory alive.
+//! Contract point 12 (with 7, 8 and 9 at its edges), misbehaving neighbours:
+//! futures that wake with stale wakers long after they finished, wake themselves
+//! during their own poll, never wake, or wake from another thread after the
+//! stream was dropped. None of them may make the stream lose an output, spin,
+//! panic or keep memory alive.
 
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};

@@ -1,5 +1,6 @@
-//! Randomized schedules: the budgets hold after every poll, no wake is lost and
-//! every output arrives exactly once (in input order when ordered).
+//! Contract points 1 to 5 and 12 under randomized schedules: the budgets hold
+//! after every poll (exactly full while the stream is pending), no wake is lost
+//! and every output arrives exactly once (in input order when ordered).
 //!
 //! Each item is a gate the test opens in a random order, waking the gate's waker
 //! in one of several ways (on this thread, from another thread, twice, later, or
@@ -11,15 +12,15 @@
 //! 256 cases per property by default; `PROPTEST_CASES=10000 cargo test --release
 //! --test verify_props` runs more.
 
-use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
-use std::sync::{Arc, Mutex};
+mod support;
+
 use std::task::{Context, Poll, Waker};
 
 use bounded_buffered::{BoundedStreamExt, Stats};
-use futures::stream::{self, Stream, StreamExt};
+use futures::stream::Stream;
 use futures_test::task::new_count_waker;
 use proptest::prelude::*;
+use support::Gates;
 
 /// How the test delivers the wake of an opened gate.
 #[derive(Clone, Copy, Debug)]
@@ -49,47 +50,6 @@ fn wake_mode() -> impl Strategy<Value = WakeMode> {
         Just(WakeMode::AgainAfterCompletion),
         Just(WakeMode::SelfWakeOnce),
     ]
-}
-
-#[derive(Default)]
-struct GateState {
-    open: bool,
-    waker: Option<Waker>,
-    self_wake_pending: bool,
-    started: bool,
-    finished: bool,
-}
-
-struct Gate {
-    id: usize,
-    state: Mutex<GateState>,
-}
-
-struct GateFuture(Arc<Gate>);
-
-impl Future for GateFuture {
-    type Output = usize;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
-        let mut state = self.0.state.lock().unwrap();
-        assert!(
-            !state.finished,
-            "item {} polled after it completed",
-            self.0.id
-        );
-        state.started = true;
-        if !state.open {
-            state.waker = Some(cx.waker().clone());
-            return Poll::Pending;
-        }
-        if state.self_wake_pending {
-            state.self_wake_pending = false;
-            cx.waker().wake_by_ref();
-            return Poll::Pending;
-        }
-        state.finished = true;
-        Poll::Ready(self.0.id)
-    }
 }
 
 #[derive(Debug, Clone)]
@@ -159,23 +119,8 @@ fn check_budgets(case: &Case, stats: &Stats, pulled: u64, yielded: u64) {
 
 fn run(case: &Case) {
     let items = case.modes.len();
-    let gates: Vec<Arc<Gate>> = (0..items)
-        .map(|id| {
-            Arc::new(Gate {
-                id,
-                state: Mutex::new(GateState::default()),
-            })
-        })
-        .collect();
-    let pulled = Arc::new(AtomicU64::new(0));
-    let source = {
-        let pulled = Arc::clone(&pulled);
-        stream::iter(gates.clone()).map(move |gate| {
-            pulled.fetch_add(1, SeqCst);
-            GateFuture(gate)
-        })
-    };
-    let mut stream = source.bounded(case.workers, case.waiting);
+    let gates = Gates::new();
+    let mut stream = gates.source(items).bounded(case.workers, case.waiting);
     if let Some(window) = case.window {
         stream = stream.ordered(window);
     }
@@ -190,7 +135,7 @@ fn run(case: &Case) {
     loop {
         let before = woken.get();
         let poll = stream.as_mut().poll_next(&mut cx);
-        let pulled_now = pulled.load(SeqCst);
+        let pulled_now = gates.pulled() as u64;
         if let Poll::Ready(Some(id)) = poll {
             out.push(id);
         }
@@ -233,12 +178,9 @@ fn run(case: &Case) {
         let pending_at = woken.get();
         while woken.get() == pending_at {
             let mut actions: Vec<Action> = gates
-                .iter()
-                .filter(|gate| {
-                    let state = gate.state.lock().unwrap();
-                    state.started && !state.open
-                })
-                .map(|gate| Action::Open(gate.id))
+                .closed_started()
+                .into_iter()
+                .map(Action::Open)
                 .collect();
             actions.extend(later.drain(..).map(Action::WakeLater));
             assert!(
@@ -255,15 +197,12 @@ fn run(case: &Case) {
             match action {
                 Action::WakeLater(waker) => waker.wake(),
                 Action::Open(id) => {
-                    let waker = {
-                        let mut state = gates[id].state.lock().unwrap();
-                        state.open = true;
-                        state.self_wake_pending = matches!(case.modes[id], WakeMode::SelfWakeOnce);
-                        state
-                            .waker
-                            .take()
-                            .expect("a started, closed gate has a waker")
-                    };
+                    if matches!(case.modes[id], WakeMode::SelfWakeOnce) {
+                        gates.self_wake_once(id);
+                    }
+                    let waker = gates
+                        .open_taking_waker(id)
+                        .expect("a started, closed gate has a waker");
                     match case.modes[id] {
                         WakeMode::Here | WakeMode::SelfWakeOnce => waker.wake(),
                         WakeMode::OtherThread => {

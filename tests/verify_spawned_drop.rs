@@ -1,9 +1,9 @@
-//! Drop and panic at a random point of a random schedule in the spawned mode:
-//! once the executor has run the cancelled tasks, the source, every pulled
-//! future, every queued item and every output (taken or not) was dropped
-//! exactly once and no task is left; a panic in a future's poll or in the
-//! source cancels the other tasks and resurfaces at the consumer, never as a
-//! clean end, and a stream polled again after that says so.
+//! Contract points 19 and 20, drop and panic at a random point of a random
+//! schedule in the spawned mode: once the executor has run the cancelled tasks,
+//! the source, every pulled future, every queued item and every output (taken or
+//! not) was dropped exactly once and no task is left; a panic in a future's poll
+//! or in the source cancels the other tasks and resurfaces at the consumer,
+//! never as a clean end, and a stream polled again after that says so.
 //!
 //! The schedules run on a deterministic executor the test owns (so valgrind
 //! sees no task outlive a test); one property repeats the drop on tokio's
@@ -12,21 +12,15 @@
 //! 256 cases per property by default (32 on tokio); `PROPTEST_CASES=N` runs N
 //! (N/8 on tokio).
 
-mod spawn_support;
-mod verify_spawned_support;
+mod support;
 
-use std::panic::{self, AssertUnwindSafe};
-use std::sync::Arc;
-use std::sync::atomic::Ordering::SeqCst;
-use std::task::Context;
 use std::thread;
 
-use bounded_buffered::BoundedStreamExt;
 use futures::StreamExt;
 use proptest::prelude::*;
-use verify_spawned_support::{
-    Case, Fault, INJECTED, Ledger, POLLED_AFTER_PANIC, Rng, Run, Step, panic_message,
-    quiet_injected_panics,
+use support::{
+    Case, Fault, HANG_LIMIT, INJECTED, POLLED_AFTER_PANIC, Rng, Run, Step, caught, eventually,
+    poll_once, quiet_injected_panics, tokio_multi_thread,
 };
 
 fn cases() -> u32 {
@@ -81,7 +75,7 @@ fn failing_item(fault: Fault) -> Option<usize> {
 fn check_resurfaced_panic(run: &mut Run, message: &str) {
     let case = run.case.clone();
     assert!(
-        run.ledger.fault_fired.load(SeqCst),
+        run.gates.fault_fired(),
         "a panic although no fault fired: {message}"
     );
     let expected = match case.fault {
@@ -105,17 +99,13 @@ fn check_resurfaced_panic(run: &mut Run, message: &str) {
     run.executor.run_until_idle(&mut rng);
     assert_eq!(run.executor.live_tasks(), 0, "tasks outlived the failure");
     assert_eq!(
-        run.ledger.running(),
+        run.gates.running(),
         0,
         "futures still running after the failure"
     );
 
     let stream = run.stream.as_mut().unwrap();
-    let again = panic::catch_unwind(AssertUnwindSafe(|| {
-        let waker = futures::task::noop_waker();
-        stream.poll_next_unpin(&mut Context::from_waker(&waker))
-    }));
-    let again = panic_message(&*again.unwrap_err());
+    let again = caught(|| poll_once(stream)).unwrap_err();
     assert!(again.contains(POLLED_AFTER_PANIC), "second poll: {again}");
 }
 
@@ -138,7 +128,7 @@ fn drop_after(case: Case, steps: usize) {
         Some(Step::Panicked(message)) => check_resurfaced_panic(&mut run, &message),
         Some(Step::Finished) => {
             assert!(
-                !run.ledger.fault_fired.load(SeqCst),
+                !run.gates.fault_fired(),
                 "the stream ended cleanly although a task panicked"
             );
             assert_eq!(run.yielded.len(), case.items);
@@ -167,7 +157,7 @@ proptest! {
             Step::Panicked(message) => check_resurfaced_panic(&mut run, &message),
             Step::Finished => {
                 // Only a fault past the end of the input never fires.
-                assert!(!run.ledger.fault_fired.load(SeqCst), "a task's panic was lost");
+                assert!(!run.gates.fault_fired(), "a task's panic was lost");
                 let at = match case.fault {
                     Fault::None => usize::MAX,
                     Fault::PollOf(at)
@@ -190,19 +180,13 @@ proptest! {
 /// stream is dropped with work in flight. Once tokio has no task left,
 /// everything was dropped exactly once.
 fn drop_on_tokio(case: Case, kept_closed: usize) {
-    let runtime = spawn_support::tokio_runtime();
-    let ledger = Ledger::new(case.items, Fault::None);
-    let stream = ledger.source().bounded(case.workers, case.waiting);
-    let stream = match case.window {
-        Some(window) => stream.ordered(window),
-        None => stream,
-    };
-    let mut stream = stream.spawn_on(runtime.handle().clone());
+    let runtime = tokio_multi_thread();
+    let (gates, mut stream) = case.spawn_on(runtime.handle().clone());
     let opener = {
-        let ledger = Arc::clone(&ledger);
+        let gates = gates.clone();
         let mut rng = Rng::new(case.seed);
         thread::spawn(move || {
-            while let Some(closed) = ledger.wait_for_closed_gates(spawn_support::WATCHDOG) {
+            while let Some(closed) = gates.wait_for_closed_gates() {
                 let openable: Vec<usize> = closed
                     .into_iter()
                     .filter(|&index| index != kept_closed)
@@ -211,7 +195,7 @@ fn drop_on_tokio(case: Case, kept_closed: usize) {
                     // Only the kept gate is closed; the stream stops at it or ends.
                     return;
                 }
-                ledger.open(openable[rng.below(openable.len())]);
+                gates.open(openable[rng.below(openable.len())]);
             }
         })
     };
@@ -220,7 +204,7 @@ fn drop_on_tokio(case: Case, kept_closed: usize) {
     let taken = kept_closed.min(case.items);
     runtime.block_on(async {
         for _ in 0..taken {
-            let next = tokio::time::timeout(spawn_support::WATCHDOG, stream.next())
+            let next = tokio::time::timeout(HANG_LIMIT, stream.next())
                 .await
                 .expect("watchdog: no output");
             assert!(next.is_some(), "the stream ended early");
@@ -229,8 +213,8 @@ fn drop_on_tokio(case: Case, kept_closed: usize) {
     drop(stream);
     opener.join().unwrap();
     let metrics = runtime.metrics();
-    spawn_support::eventually("every task to end", || metrics.num_alive_tasks() == 0);
-    ledger.check_all_dropped_once();
+    eventually("every task to end", || metrics.num_alive_tasks() == 0);
+    gates.check_all_dropped_once();
 }
 
 proptest! {

@@ -1,6 +1,6 @@
-//! Randomized schedules for the spawned mode (`spawn_on`): the budgets hold
-//! after every step, no wake is lost, and every output arrives exactly once (in
-//! input order when ordered).
+//! Contract points 16 and 17 under randomized schedules for the spawned mode
+//! (`spawn_on`): the budgets hold after every step, no wake is lost, and every
+//! output arrives exactly once (in input order when ordered).
 //!
 //! Two harnesses:
 //! - A deterministic executor that polls one woken task at a time, picked at
@@ -14,16 +14,13 @@
 //! 256 cases for the first and 32 for the second by default; `PROPTEST_CASES=N`
 //! runs N of the first and N/8 of the second.
 
-mod spawn_support;
-mod verify_spawned_support;
+mod support;
 
-use std::sync::Arc;
 use std::thread;
 
-use bounded_buffered::BoundedStreamExt;
 use futures::StreamExt;
 use proptest::prelude::*;
-use verify_spawned_support::{Case, Fault, Ledger, Rng, Run, Step};
+use support::{Case, Fault, HANG_LIMIT, Rng, Run, Step, eventually, poll_once, tokio_multi_thread};
 
 fn cases() -> u32 {
     std::env::var("PROPTEST_CASES")
@@ -72,17 +69,9 @@ fn random_schedule(case: Case) {
         (case.items as u64, case.items as u64)
     );
     assert_eq!((stats.active, stats.waiting, stats.held), (0, 0, 0));
-    let span = case.span();
-    assert!(stats.peak_active <= case.workers.min(span), "{stats:?}");
-    assert!(stats.peak_waiting <= case.waiting, "{stats:?}");
-    assert!(stats.peak_held <= span, "{stats:?}");
+    case.check_peaks(&stats);
     // Finished streams stay finished.
-    let waker = futures::task::noop_waker();
-    let mut cx = std::task::Context::from_waker(&waker);
-    assert!(matches!(
-        stream.poll_next_unpin(&mut cx),
-        std::task::Poll::Ready(None)
-    ));
+    assert!(matches!(poll_once(stream), std::task::Poll::Ready(None)));
     run.drop_stream_and_check();
 }
 
@@ -90,81 +79,45 @@ fn random_schedule(case: Case) {
 /// open the gates of pulled items in a random order while the consumer takes
 /// outputs and checks the budgets after each.
 fn on_tokio(case: Case, openers: usize) {
-    let runtime = spawn_support::tokio_runtime();
-    let ledger = Ledger::new(case.items, Fault::None);
-    let stream = ledger.source().bounded(case.workers, case.waiting);
-    let stream = match case.window {
-        Some(window) => stream.ordered(window),
-        None => stream,
-    };
-    let mut stream = stream.spawn_on(runtime.handle().clone());
+    let runtime = tokio_multi_thread();
+    let (gates, mut stream) = case.spawn_on(runtime.handle().clone());
 
     let openers: Vec<_> = (0..openers as u64)
         .map(|opener| {
-            let ledger = Arc::clone(&ledger);
+            let gates = gates.clone();
             let mut rng = Rng::new(case.seed ^ opener);
             thread::spawn(move || {
-                while let Some(closed) = ledger.wait_for_closed_gates(spawn_support::WATCHDOG) {
-                    ledger.open(closed[rng.below(closed.len())]);
+                while let Some(closed) = gates.wait_for_closed_gates() {
+                    gates.open(closed[rng.below(closed.len())]);
                 }
             })
         })
         .collect();
 
-    let span = case.span();
     let mut yielded = Vec::new();
     loop {
         let next = runtime
-            .block_on(async { tokio::time::timeout(spawn_support::WATCHDOG, stream.next()).await })
-            .unwrap_or_else(|_| panic!("watchdog: no output for {:?}", spawn_support::WATCHDOG));
+            .block_on(async { tokio::time::timeout(HANG_LIMIT, stream.next()).await })
+            .unwrap_or_else(|_| panic!("watchdog: no output for {HANG_LIMIT:?}"));
         if let Some(output) = &next {
-            yielded.push(output.index);
+            yielded.push(output.id);
         }
         // Read after counting the output, so the bound is checked against the
         // consumer's position at that moment.
-        let stats = stream.stats();
-        let pulled = ledger.pulled();
-        let running = ledger.running();
-        let context = format!(
-            "{case:?} {stats:?} pulled {pulled} yielded {} running {running}",
-            yielded.len()
-        );
-        assert!(
-            stats.active <= case.workers,
-            "active over budget: {context}"
-        );
-        assert!(
-            stats.waiting <= case.waiting,
-            "waiting over budget: {context}"
-        );
-        assert!(
-            stats.active + stats.held <= span,
-            "held over budget: {context}"
-        );
-        assert!(
-            running <= case.workers.min(span),
-            "running over budget: {context}"
-        );
-        assert!(
-            pulled - yielded.len() <= span + case.waiting,
-            "source too far ahead: {context}"
-        );
+        case.check_budgets(&stream.stats(), &gates, yielded.len());
         if next.is_none() {
             break;
         }
     }
     check_delivery(&case, &yielded);
-    let stats = stream.stats();
-    assert!(stats.peak_active <= case.workers.min(span), "{stats:?}");
-    assert!(stats.peak_waiting <= case.waiting, "{stats:?}");
-    assert!(stats.peak_held <= span, "{stats:?}");
+    case.check_peaks(&stream.stats());
     for opener in openers {
         opener.join().unwrap();
     }
     drop(stream);
     let metrics = runtime.metrics();
-    spawn_support::eventually("every task to end", || metrics.num_alive_tasks() == 0);
-    ledger.check_all_dropped_once();
+    eventually("every task to end", || metrics.num_alive_tasks() == 0);
+    gates.check_all_dropped_once();
 }
 
 proptest! {

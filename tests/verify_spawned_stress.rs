@@ -1,108 +1,40 @@
-//! Stress across threads for the spawned mode: many items run as worker tasks
-//! on tokio's multi-thread runtime (2 workers) and on a smol executor run by 2
-//! threads, ordered and unordered, while two other OS threads complete their
-//! futures. Every output arrives exactly once (in input order when ordered), the
-//! budgets hold throughout, and every task ends once the stream is dropped. A
-//! lost wakeup shows as a hang, which a watchdog thread turns into a failure.
+//! Contract points 16 and 17 under stress across threads for the spawned mode:
+//! many items run as worker tasks on tokio's multi-thread runtime (2 workers)
+//! and on a smol executor run by 2 threads, ordered and unordered, while two
+//! other OS threads complete their futures. Every output arrives exactly once
+//! (in input order when ordered), the budgets hold throughout, and every task
+//! ends once the stream is dropped. A lost wakeup shows as a hang, which a
+//! watchdog thread turns into a failure.
 //!
 //! `BB_STRESS_ITEMS` sets the number of items per test (default 100 000, which
 //! keeps the debug `cargo test` quick; use 1 000 000 in release).
 //! `BB_STRESS_STALL_SECS` (default 30) is how long the watchdog waits for the
 //! next sign of progress before it fails the test.
 
-mod spawn_support;
-mod stress_support;
+mod support;
 
-use std::sync::{Arc, Mutex, mpsc};
-use std::thread;
+use std::sync::{Arc, Mutex};
 
 use bounded_buffered::{BoundedStreamExt, Spawned, Spawner};
-use futures::channel::oneshot;
-use futures::stream::{self, Stream, StreamExt};
-use stress_support::{Watchdog, items};
+use support::stress::{Completers, each_exactly_once, items, stall_watchdog};
+use support::{SmolPool, Watchdog, eventually, tokio_multi_thread};
 
 const WORKERS: usize = 8;
 const WAITING: usize = 16;
 const WINDOW: usize = 32;
 
-/// Two OS threads that complete the futures: each item sends its oneshot sender
-/// to one of them when the producer pulls it, so the completion races the
-/// worker's first poll, and every wake comes from a thread the executor does
-/// not own.
-struct Completers {
-    requests: Vec<mpsc::Sender<(u64, oneshot::Sender<u64>)>>,
-    threads: Vec<thread::JoinHandle<()>>,
-}
-
-impl Completers {
-    fn start() -> Self {
-        let (requests, threads) = (0..2)
-            .map(|_| {
-                let (requests, incoming) = mpsc::channel::<(u64, oneshot::Sender<u64>)>();
-                let thread = thread::spawn(move || {
-                    for (id, sender) in incoming {
-                        let _ = sender.send(id);
-                    }
-                });
-                (requests, thread)
-            })
-            .unzip();
-        Self { requests, threads }
-    }
-
-    /// `items` futures, each completed by a completer thread; every third one
-    /// first yields once, so some are polled before and some after completion.
-    fn source(
-        &self,
-        items: u64,
-    ) -> impl Stream<Item = impl Future<Output = u64> + Send + use<>> + Send + use<> {
-        let requests = self.requests.clone();
-        stream::iter(0..items).map(move |id| {
-            let (sender, receiver) = oneshot::channel();
-            requests[id as usize % requests.len()]
-                .send((id, sender))
-                .expect("a completer thread stopped");
-            async move {
-                if id % 3 == 0 {
-                    spawn_support::yield_now().await;
-                }
-                receiver.await.expect("a completer dropped a sender")
-            }
-        })
-    }
-
-    fn stop(self) {
-        drop(self.requests);
-        for thread in self.threads {
-            thread.join().unwrap();
-        }
-    }
-}
-
 /// Drains `outputs`, checking that each of `0..items` arrives exactly once (in
 /// order when `ordered`) and, every 1000 outputs, that the budgets hold.
 async fn check_outputs(outputs: &mut Spawned<u64>, items: u64, ordered: bool, watchdog: &Watchdog) {
     let span = if ordered { WINDOW } else { WORKERS };
-    let mut seen = vec![false; items as usize];
-    let mut count = 0u64;
-    while let Some(id) = outputs.next().await {
-        if ordered {
-            assert_eq!(id, count, "ordered output out of order");
-        }
-        assert!(
-            !std::mem::replace(&mut seen[id as usize], true),
-            "output {id} twice"
-        );
-        count += 1;
-        if count % 1_000 == 0 {
-            let stats = outputs.stats();
-            assert!(stats.active <= WORKERS, "{stats:?}");
-            assert!(stats.waiting <= WAITING, "{stats:?}");
-            assert!(stats.active + stats.held <= span, "{stats:?}");
-            watchdog.tick();
-        }
-    }
-    assert_eq!(count, items, "outputs missing");
+    each_exactly_once(outputs, items, ordered, 1_000, |outputs| {
+        let stats = outputs.stats();
+        assert!(stats.active <= WORKERS, "{stats:?}");
+        assert!(stats.waiting <= WAITING, "{stats:?}");
+        assert!(stats.active + stats.held <= span, "{stats:?}");
+        watchdog.tick();
+    })
+    .await;
     let stats = outputs.stats();
     assert_eq!((stats.pulled, stats.completed), (items, items));
     assert!(stats.peak_active <= WORKERS, "{stats:?}");
@@ -116,7 +48,7 @@ fn spawned(
     ordered: bool,
     executor: impl Spawner,
 ) -> Spawned<u64> {
-    let stream = completers.source(items).bounded(WORKERS, WAITING);
+    let stream = completers.source(items, true).bounded(WORKERS, WAITING);
     if ordered {
         stream.ordered(WINDOW).spawn_on(executor)
     } else {
@@ -125,27 +57,27 @@ fn spawned(
 }
 
 fn on_tokio(name: &'static str, ordered: bool) {
-    let watchdog = Watchdog::start(name);
+    let watchdog = stall_watchdog(name);
     let items = items();
     let completers = Completers::start();
-    let runtime = spawn_support::tokio_runtime();
+    let runtime = tokio_multi_thread();
     let mut outputs = spawned(&completers, items, ordered, runtime.handle().clone());
     runtime.block_on(check_outputs(&mut outputs, items, ordered, &watchdog));
     drop(outputs);
     let metrics = runtime.metrics();
-    spawn_support::eventually("every task to end", || metrics.num_alive_tasks() == 0);
+    eventually("every task to end", || metrics.num_alive_tasks() == 0);
     completers.stop();
 }
 
 fn on_smol(name: &'static str, ordered: bool) {
-    let watchdog = Watchdog::start(name);
+    let watchdog = stall_watchdog(name);
     let items = items();
     let completers = Completers::start();
-    let pool = spawn_support::SmolPool::new(2);
+    let pool = SmolPool::new(2);
     let mut outputs = spawned(&completers, items, ordered, Arc::clone(&pool.executor));
     smol::block_on(check_outputs(&mut outputs, items, ordered, &watchdog));
     drop(outputs);
-    spawn_support::eventually("every task to end", || pool.executor.is_empty());
+    eventually("every task to end", || pool.executor.is_empty());
     drop(pool);
     completers.stop();
 }

@@ -1,0 +1,37 @@
+//! The test-support library, one file per topic. Every test binary that needs
+//! a helper pulls it in with `mod support;` (`loom` keeps its own gate, built
+//! on loom's types); each uses a different part of it.
+//!
+//! - `gate`: futures that complete when the test opens them and count what
+//!   happens to them and their outputs; an injected [`Fault`], a self-wake.
+//! - `poller`: polling by hand with a counting waker.
+//! - `source`: sources that count their polls, or that the test feeds.
+//! - `yielding`: futures that need several polls.
+//! - `executors`: tokio's runtimes, a smol pool, a step-by-step executor.
+//! - `schedule`: a spawned stream stepped at random, budgets checked each step.
+//! - `stress`: item counts, completer threads, the exactly-once tally.
+//! - `panic`, `rng`, `watchdog`: expected panics, one generator, hang limits.
+#![allow(dead_code, unused_imports)]
+
+mod executors;
+mod gate;
+mod panic;
+mod poller;
+mod rng;
+mod schedule;
+mod source;
+pub mod stress;
+mod watchdog;
+mod yielding;
+
+pub use executors::{
+    SmolPool, StepExecutor, tokio_current_thread, tokio_multi_thread, tokio_paused_clock,
+};
+pub use gate::{Counts, Fault, Gate, GateSource, Gates, Output};
+pub use panic::{INJECTED, POLLED_AFTER_ESCAPE, POLLED_AFTER_PANIC, caught, quiet_injected_panics};
+pub use poller::{Poller, poll_once};
+pub use rng::Rng;
+pub use schedule::{Case, OrderedIf, Run, Step};
+pub use source::{Counted, FedSource, Feed, counted, fed_source};
+pub use watchdog::{HANG_LIMIT, Watchdog, eventually};
+pub use yielding::{yield_now, yield_then};
