@@ -187,6 +187,17 @@
 //!     per `poll_next`. Timings record every item's wait, run and held time in
 //!     histograms of fixed size: no allocation per item.
 //!
+//! **Limits that move**
+//!
+//! 25. **Limits** ([`limits`](BoundedBuffered::limits)): `workers` and
+//!     `waiting` can change while the stream runs, from any thread. A change
+//!     wakes the stream, and a raise starts or pulls items without waiting for
+//!     a completion. A lowering cancels nothing and drops nothing: new starts
+//!     wait until fewer than the new `workers` run, and the source is not
+//!     pulled until the queue is below the new `waiting`. `workers == 0`
+//!     pauses. Points 2 to 5 hold for the limits in force once the work is
+//!     within them, with the same exact boundary. The window never changes.
+//!
 //! # Choosing the budgets
 //!
 //! Start `workers` from what the downstream resource allows (connections in a

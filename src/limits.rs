@@ -36,10 +36,11 @@ use crate::wake::Control;
 /// - **`set_workers(0)` pauses**: nothing new starts, running work finishes;
 ///   raising it again resumes. (`bounded(0, _)` still panics: a stream built with
 ///   no worker and no handle could never resume.)
-/// - Whenever the limits have been stable since the last completion, the
-///   admission bound is exact for them: with every future blocked, the source has
-///   advanced exactly `workers + waiting` items beyond what was handed out
-///   (`min(workers, window) + waiting` ordered; the window is fixed at
+/// - Once the limits are stable and the work is within them (after a lowering,
+///   once the excess running work has finished and the queue is down to the new
+///   `waiting`; at once after a raise), the admission bound is exact for them:
+///   with every future blocked, `workers` run or hold an output and `waiting`
+///   wait (`min(workers, window)` and `waiting` ordered; the window is fixed at
 ///   construction).
 ///
 /// [`Stats`](crate::Stats) reports the limits in force alongside the counts.

@@ -4,9 +4,9 @@
 //! Only what carries a wake from a worker slot to the consumer goes through here:
 //! the words of the ready tree, the `parked` flag, the consumer's waker and the
 //! lock on its current root (the thread-local self-wake mark in `wake.rs`
-//! switches to `loom::thread_local!` the same way). The rest of the in-place adapter is touched by one thread at a
-//! time; the spawned mode uses `std` and `async-channel` directly and is checked
-//! by its own tests, not by loom.
+//! switches to `loom::thread_local!` the same way). The rest of the in-place
+//! adapter is touched by one thread at a time; the spawned mode uses `std` and
+//! `async-channel` directly and is checked by its own tests, not by loom.
 
 #[cfg(not(loom))]
 pub(crate) use std::sync::Mutex;
