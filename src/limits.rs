@@ -67,7 +67,7 @@ pub struct Limits {
 
 /// What a stream and its handles share.
 pub(crate) struct Shared {
-    workers: AtomicUsize,
+    pub(crate) workers: AtomicUsize,
     waiting: AtomicUsize,
     signal: Signal,
 }

@@ -119,6 +119,20 @@ impl<F: Future> Slots<F> {
         }
     }
 
+    /// Slots of another future type for `capacity` futures, keeping the wake
+    /// tree's consumer (and so every `Limits` handle's signal). Before the first
+    /// start only.
+    pub(crate) fn renew<G: Future>(mut self, capacity: usize) -> Slots<G> {
+        debug_assert!(self.slots.is_empty(), "renewed after a start");
+        self.ready.rebuild(capacity);
+        Slots {
+            slots: Vec::new(),
+            free: Vec::new(),
+            ready: self.ready,
+            woken: IndexQueue::new(0),
+        }
+    }
+
     /// The handle that tells the consumer its limits changed.
     pub(crate) fn control(&self) -> Control {
         self.ready.control()
