@@ -616,6 +616,8 @@ impl<T> State<T> {
             active: self.active + starting,
             waiting: self.queued - starting,
             held: self.held.len(),
+            workers_limit: self.budgets.workers,
+            waiting_limit: self.budgets.waiting,
             ..self.stats
         }
     }
