@@ -4,17 +4,20 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
+use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use futures_core::stream::{FusedStream, Stream};
 use pin_project_lite::pin_project;
 
+use crate::adaptive::{Adjust, Controller};
 use crate::budget::Budgets;
 use crate::clock::{Clocked, Clocking, Stamped, Untimed};
 use crate::expiry::{Expired, Expiry, MaxWait};
 use crate::failure::{Outputs, Policy};
 use crate::held::Held;
+use crate::limits::{self, Limits, Signal};
 use crate::slots::Slots;
 use crate::stats::Stats;
 use crate::timings::Timings;
@@ -55,6 +58,9 @@ type Outcome<S, P, K> =
 /// What the stream yields.
 type Item<S, P, K> = <P as Policy<S>>::Item<Outcome<S, P, K>>;
 
+/// What a future returns, before the policy settles it.
+type Output<S, P> = <<P as Policy<S>>::Future as Future>::Output;
+
 /// Everything but the source: none of it is pinned (running futures sit in their
 /// own pinned boxes), so the driving code is plain `&mut self` methods.
 struct Core<S, P: Policy<S>, K: Clocking> {
@@ -78,6 +84,10 @@ struct Core<S, P: Policy<S>, K: Clocking> {
     /// The error that ended the run, until it is yielded.
     failure: Option<P::Error>,
     clock: K,
+    /// What the [`Limits`] handles share, once one was asked for.
+    limits: OnceLock<Arc<limits::Shared>>,
+    /// The adaptive controller, if any.
+    adaptive: Adjust<Output<S, P>>,
     /// Peaks and totals; current counts are read off the parts above.
     stats: Stats,
 }
@@ -174,7 +184,8 @@ impl<S, P: Policy<S>, K: Clocking> BoundedBuffered<S, P, K> {
         );
         let core = &mut self.core;
         core.budgets = core.budgets.ordered(window);
-        core.slots = Slots::new(core.budgets.workers.min(window));
+        let slots = std::mem::replace(&mut core.slots, Slots::new(0));
+        core.slots = slots.renew(core.budgets.workers.min(window));
         core.held = Held::ordered();
         self
     }
@@ -310,6 +321,96 @@ impl<S, P: Policy<S>, K: Clocking> BoundedBuffered<S, P, K> {
     }
 
     /// The same stream with another clocking, before the first poll.
+    /// Lets `controller` set the `workers` limit from what the items show: each
+    /// item's run time (start to completion, on the stream's
+    /// [`clock`](Self::clock)), whether `is_overload` classifies its output as
+    /// back-pressure (an HTTP 429 or 503, a timeout), and whether the limit was
+    /// reached. The limit it returns applies at once, as a
+    /// [`Limits`](crate::Limits) handle's would. [`Aimd`](crate::Aimd) is the
+    /// controller the crate ships; [`Controller`] lets you plug in your own.
+    ///
+    /// The controller's [`initial`](Controller::initial) limit replaces the
+    /// `workers` given to `bounded`; [`limits`](Self::limits) shows the current
+    /// value. The controller owns `workers`: a handle's `set_workers` lasts
+    /// until its next decision (`set_waiting` is the handle's alone). A limit
+    /// of 0 from a controller is taken as 1, since only a completion could
+    /// raise it again. The clock is read once per `poll_next` that starts or
+    /// completes an item; the stream allocates nothing per item for this.
+    /// Must be called before the first poll.
+    ///
+    /// # Panics
+    ///
+    /// If the stream was already polled.
+    ///
+    /// # Examples
+    ///
+    /// A service that answers "busy" past 8 requests in flight:
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    /// use std::time::Duration;
+    ///
+    /// use bounded_buffered::{Aimd, BoundedStreamExt};
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let in_flight = Arc::new(AtomicUsize::new(0));
+    /// let call = move |_| {
+    ///     let in_flight = Arc::clone(&in_flight);
+    ///     async move {
+    ///         if in_flight.fetch_add(1, SeqCst) >= 8 {
+    ///             in_flight.fetch_sub(1, SeqCst);
+    ///             return Err("busy");
+    ///         }
+    ///         tokio::time::sleep(Duration::from_millis(10)).await;
+    ///         in_flight.fetch_sub(1, SeqCst);
+    ///         Ok(())
+    ///     }
+    /// };
+    /// let mut replies = stream::iter(0..2_000)
+    ///     .map(call)
+    ///     .bounded(1, 0)
+    ///     .adaptive(Aimd::new(1, 100), |reply: &Result<(), &str>| reply.is_err())
+    ///     .clock(|| tokio::time::Instant::now().into_std());
+    /// let limits = replies.limits();
+    /// let mut busy = 0;
+    /// while let Some(reply) = replies.next().await {
+    ///     busy += usize::from(reply.is_err());
+    /// }
+    /// // The service gives no warning before it refuses (its run time never
+    /// // rises), so the limit saws between 4 and 9: each probe past 8 costs one
+    /// // "busy" answer and halves it.
+    /// assert!(busy < 100, "{busy}");
+    /// assert!((4..=9).contains(&limits.workers()), "{}", limits.workers());
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn adaptive<C, F>(
+        self,
+        controller: C,
+        is_overload: F,
+    ) -> BoundedBuffered<S, P, Clocked<K::Expiry>>
+    where
+        C: Controller + 'static,
+        F: FnMut(&Output<S, P>) -> bool + Send + 'static,
+        Output<S, P>: 'static,
+    {
+        let mut stream = self.reclock(|clock| clock.into_clocked().with_run_times(), "adaptive");
+        let core = &mut stream.core;
+        core.adaptive = Adjust::new(controller, is_overload);
+        if let Some(initial) = core.adaptive.initial() {
+            core.budgets.set(initial, core.budgets.waiting);
+            if let Some(shared) = core.limits.get() {
+                shared
+                    .workers
+                    .store(initial, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+        stream
+    }
+
     #[track_caller]
     fn reclock<K2: Clocking>(
         self,
@@ -321,12 +422,20 @@ impl<S, P: Policy<S>, K: Clocking> BoundedBuffered<S, P, K> {
             "`{method}` must be called before the stream is first polled"
         );
         let core = self.core;
-        let mut reclocked = Core::new(core.budgets, clock(core.clock));
+        let budgets = core.budgets;
+        let mut reclocked = Core::new(budgets, clock(core.clock));
         *reclocked.source.get_mut() = core.source.into_inner();
-        if let Some(window) = core.budgets.window {
-            reclocked.slots = Slots::new(core.budgets.workers.min(window));
+        // The same wake tree: `Limits` handles taken already keep working.
+        reclocked.slots = core.slots.renew(
+            budgets
+                .window
+                .map_or(budgets.workers, |window| budgets.workers.min(window)),
+        );
+        if budgets.window.is_some() {
             reclocked.held = Held::ordered();
         }
+        reclocked.limits = core.limits;
+        reclocked.adaptive = core.adaptive;
         BoundedBuffered {
             source: self.source,
             core: reclocked,
@@ -426,12 +535,53 @@ impl<S, P: Policy<S>, K: Clocking> BoundedBuffered<S, P, K> {
     /// ```
     pub fn stats(&self) -> Stats {
         let core = &self.core;
+        let (workers_limit, waiting_limit) = match core.limits.get() {
+            Some(shared) => shared.get(),
+            None => (core.budgets.workers, core.budgets.waiting),
+        };
         Stats {
             active: core.active,
             waiting: core.waiting.len(),
             held: core.held.len(),
+            workers_limit,
+            waiting_limit,
             ..core.stats
         }
+    }
+
+    /// A handle to change this stream's `workers` and `waiting` while it runs,
+    /// from any task or thread; see [`Limits`] for what raising, lowering and
+    /// pausing do. Every call returns a handle to the same limits.
+    ///
+    /// A stream whose limits never change pays nothing for this: the handle
+    /// signals the stream through the wake tree it looks at anyway.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let mut jobs = stream::iter(0..20u32).map(|n| async move { n }).bounded(4, 4);
+    /// let limits = jobs.limits();
+    /// std::thread::spawn(move || limits.set_workers(1)).join().unwrap();
+    /// assert_eq!(jobs.next().await, Some(0));
+    /// let stats = jobs.stats();
+    /// assert_eq!((stats.workers_limit, stats.peak_active), (1, 1));
+    /// # });
+    /// ```
+    pub fn limits(&self) -> Limits {
+        let core = &self.core;
+        let shared = core.limits.get_or_init(|| {
+            let control = Signal::InPlace(core.slots.control());
+            Arc::new(limits::Shared::new(
+                core.budgets.workers,
+                core.budgets.waiting,
+                control,
+            ))
+        });
+        Limits::new(Arc::clone(shared))
     }
 
     /// Acquires a reference to the source stream.
@@ -597,6 +747,8 @@ impl<S, P: Policy<S>, K: Clocking> Core<S, P, K> {
             held_expired: 0,
             failure: None,
             clock,
+            limits: OnceLock::new(),
+            adaptive: Adjust::none(),
             stats: Stats::default(),
         }
     }
@@ -634,25 +786,46 @@ impl<S, P: Policy<S>, K: Clocking> Core<S, P, K> {
             // 1. Poll the futures that were woken, and only those. An error stops
             //    the pass: from then on no future is polled again.
             if self.slots.has_woken() {
+                let expired = self.held_expired();
                 let Self {
+                    budgets,
                     slots,
                     active,
                     held,
                     clock,
+                    limits,
+                    adaptive,
                     stats,
                     ..
                 } = self;
                 let mut failure = None;
-                slots.poll_woken(&mut budget, |position, output| {
-                    *active -= 1;
-                    match complete::<S, P, K>(held, clock, stats, position, output) {
-                        Ok(()) => true,
-                        Err(error) => {
-                            failure = Some(error);
-                            false
+                let mut limits_changed = false;
+                slots.poll_woken(
+                    &mut budget,
+                    |position, output| {
+                        *active -= 1;
+                        let governed = Governed {
+                            adaptive: &mut *adaptive,
+                            budgets: &mut *budgets,
+                            limits: &*limits,
+                            active: *active,
+                            expired,
+                        };
+                        match complete::<S, P, K>(held, clock, stats, governed, position, output) {
+                            Ok(()) => true,
+                            Err(error) => {
+                                failure = Some(error);
+                                false
+                            }
                         }
-                    }
-                });
+                    },
+                    || limits_changed = true,
+                );
+                // A `Limits` handle changed the limits: apply them before
+                // anything else starts (cold: only a handle signals this).
+                if limits_changed {
+                    self.apply_limits();
+                }
                 if let Some(error) = failure {
                     self.fail(error);
                 }
@@ -806,12 +979,37 @@ impl<S, P: Policy<S>, K: Clocking> Core<S, P, K> {
         let running = Stamped::new(self.clock.stamp(), future);
         if let Poll::Ready(output) = self.slots.start(running, position) {
             self.active -= 1;
+            let expired = self.held_expired();
             let Self {
-                held, clock, stats, ..
+                budgets,
+                held,
+                clock,
+                limits,
+                adaptive,
+                stats,
+                active,
+                ..
             } = self;
-            if let Err(error) = complete::<S, P, K>(held, clock, stats, position, output) {
+            let governed = Governed {
+                adaptive,
+                budgets,
+                limits,
+                active: *active,
+                expired,
+            };
+            if let Err(error) = complete::<S, P, K>(held, clock, stats, governed, position, output)
+            {
                 self.fail(error);
             }
+        }
+    }
+
+    /// Applies the limits a [`Limits`] handle set.
+    #[cold]
+    fn apply_limits(&mut self) {
+        if let Some(shared) = self.limits.get() {
+            let (workers, waiting) = shared.get();
+            self.budgets.set(workers, waiting);
         }
     }
 
@@ -833,6 +1031,18 @@ impl<S, P: Policy<S>, K: Clocking> Core<S, P, K> {
     }
 }
 
+/// What a completion may change besides the held outputs: the `workers` limit,
+/// through an adaptive controller.
+struct Governed<'a, O> {
+    adaptive: &'a mut Adjust<O>,
+    budgets: &'a mut Budgets,
+    limits: &'a OnceLock<Arc<limits::Shared>>,
+    /// Futures still running, this one no longer counted.
+    active: usize,
+    /// Held outcomes that are expired items.
+    expired: usize,
+}
+
 /// Settles the output of the item at `position`: stores it for the consumer, or
 /// hands back the error that ends the run.
 #[inline(always)]
@@ -841,11 +1051,26 @@ fn complete<S, P: Policy<S>, K: Clocking>(
     held: &mut Held<(K::Stamp, Outcome<S, P, K>)>,
     clock: &mut K,
     stats: &mut Stats,
+    governed: Governed<'_, Output<S, P>>,
     position: u64,
-    (started, output): (K::Stamp, <P::Future as Future>::Output),
+    (started, output): (K::Stamp, Output<S, P>),
 ) -> Result<(), P::Error> {
     stats.completed += 1;
     let completed = clock.completed(started);
+    // Only a clock that measures runs answers: the branch is gone from a
+    // stream without one.
+    if let Some(run) = clock.run_of(started, completed) {
+        let Governed {
+            adaptive,
+            budgets,
+            limits,
+            active,
+            expired,
+        } = governed;
+        // Before it completed, `active + 1` ran beside the same outputs held.
+        let blocked = !budgets.may_start(active + 1, held.len(), expired);
+        adaptive.observe(&output, run, blocked, budgets, limits);
+    }
     let output = P::settle(output)?;
     held.complete(position, (completed, K::Expiry::done(output)));
     stats.peak_held = stats.peak_held.max(held.len());

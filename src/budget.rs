@@ -34,6 +34,14 @@ impl Budgets {
         }
     }
 
+    /// New limits, from a `Limits` handle or an adaptive controller. The window
+    /// stays as it was built.
+    pub(crate) fn set(&mut self, workers: usize, waiting: usize) {
+        self.workers = workers;
+        self.waiting = waiting;
+        self.span = self.window.unwrap_or(workers);
+    }
+
     /// Whether one more item may start, given the futures running (`active`) and
     /// the outputs the consumer has not taken (`held`), `expired` of which are
     /// items that expired while waiting.

@@ -74,6 +74,12 @@ pub trait Clocking: sealed::Sealed {
     #[doc(hidden)]
     fn handed_out(&mut self, completed: Self::Stamp);
 
+    /// When an item that ran from `started` to `completed` started (from the
+    /// first reading) and how long it ran, if this clock measures runs for an
+    /// adaptive controller.
+    #[doc(hidden)]
+    fn run_of(&self, started: Self::Stamp, completed: Self::Stamp) -> Option<(Duration, Duration)>;
+
     /// A copy of the distributions, if timing is on.
     #[doc(hidden)]
     fn timings(&self) -> Option<Timings>;
@@ -118,6 +124,11 @@ impl Clocking for Untimed {
     #[inline(always)]
     fn handed_out(&mut self, (): ()) {}
 
+    #[inline(always)]
+    fn run_of(&self, (): (), (): ()) -> Option<(Duration, Duration)> {
+        None
+    }
+
     fn timings(&self) -> Option<Timings> {
         None
     }
@@ -129,6 +140,7 @@ impl Clocking for Untimed {
             read: None,
             expiry: Fresh,
             timings: None,
+            runs: false,
         }
     }
 }
@@ -147,6 +159,8 @@ pub struct Clocked<E = Fresh> {
     expiry: E,
     /// The distributions, once [`timed`](crate::BoundedBuffered::timed) was called.
     timings: Option<Box<Timings>>,
+    /// Whether an adaptive controller needs every item's run time.
+    runs: bool,
 }
 
 /// A reading of the clock: nanoseconds since the stream's first reading, plus
@@ -198,7 +212,7 @@ impl<E: Expiry> Clocked<E> {
     /// Whether anything needs to know how long items run and are held.
     #[inline]
     fn measures(&self) -> bool {
-        self.timings.is_some()
+        self.runs || self.timings.is_some()
     }
 }
 
@@ -263,6 +277,19 @@ impl<E: Expiry> Clocking for Clocked<E> {
         }
     }
 
+    #[inline]
+    fn run_of(
+        &self,
+        started: Option<Tick>,
+        completed: Option<Tick>,
+    ) -> Option<(Duration, Duration)> {
+        let (started, completed) = (started?, completed?);
+        Some((
+            Duration::from_nanos(started.get() - 1),
+            Duration::from_nanos(between(started, completed)),
+        ))
+    }
+
     fn timings(&self) -> Option<Timings> {
         self.timings.as_deref().cloned()
     }
@@ -280,7 +307,13 @@ impl<E: Expiry> Clocked<E> {
             read: None,
             expiry: MaxWait::new(limit),
             timings: self.timings,
+            runs: self.runs,
         }
+    }
+
+    pub(crate) fn with_run_times(mut self) -> Self {
+        self.runs = true;
+        self
     }
 
     pub(crate) fn with_timings(mut self) -> Self {

@@ -197,6 +197,51 @@
 //!     per `poll_next`. Timings record every item's wait, run and held time in
 //!     histograms of fixed size: no allocation per item.
 //!
+//! **Limits that move**
+//!
+//! 25. **Limits** ([`limits`](BoundedBuffered::limits)): `workers` and
+//!     `waiting` can change while the stream runs, from any thread. A change
+//!     wakes the stream, and a raise starts or pulls items without waiting for
+//!     a completion. A lowering cancels nothing and drops nothing: new starts
+//!     wait until fewer than the new `workers` run, and the source is not
+//!     pulled until the queue is below the new `waiting`. `workers == 0`
+//!     pauses. Points 2 to 5 hold for the limits in force once the work is
+//!     within them, with the same exact boundary. The window never changes.
+//! 26. **Adaptive** ([`adaptive`](BoundedBuffered::adaptive)): every
+//!     completion hands the controller a [`Sample`]: when the item started,
+//!     how long it ran, whether its output is back-pressure, whether the
+//!     limit was reached. The `workers` limit it returns applies as point 25
+//!     says, at once, and never below 1.
+//!
+//! # Adjusting and adaptive limits
+//!
+//! The right `workers` is what the downstream resource can take, and that is
+//! rarely known and changes. [`limits`](BoundedBuffered::limits) returns a
+//! [`Limits`] handle that changes `workers` and `waiting` while the stream
+//! runs, from any thread; [`adaptive`](BoundedBuffered::adaptive) lets a
+//! [`Controller`] set `workers` from each item's run time and from outputs that
+//! signal back-pressure. [`Aimd`] finds a service's knee by itself: slow start
+//! from `min`, growth only while the limit is actually reached, a cut on
+//! back-pressure or on a confirmed rise of run time. A stream that uses
+//! neither pays nothing: the handle signals through the wake tree the stream
+//! reads anyway, and the controller lives behind the clock, which a plain
+//! stream does not have.
+//!
+//! ```
+//! use bounded_buffered::BoundedStreamExt;
+//! use futures::{StreamExt, stream};
+//!
+//! # futures::executor::block_on(async {
+//! let mut jobs = stream::iter(0..1_000u32).map(|n| async move { n }).bounded(8, 8);
+//! let limits = jobs.limits();
+//! limits.set_workers(2); // a dependency is struggling: back off
+//! assert_eq!(jobs.next().await, Some(0));
+//! assert_eq!(jobs.stats().workers_limit, 2);
+//! limits.set_workers(0); // pause: running work finishes, nothing starts
+//! limits.set_workers(16); // resume, wider
+//! # });
+//! ```
+//!
 //! # Choosing the budgets
 //!
 //! Start `workers` from what the downstream resource allows (connections in a
@@ -350,6 +395,8 @@
 #![doc(test(attr(deny(warnings))))]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod adaptive;
+mod aimd;
 mod bounded;
 mod budget;
 mod clock;
@@ -357,6 +404,7 @@ mod expiry;
 mod failure;
 mod held;
 mod index_queue;
+mod limits;
 mod slots;
 mod spawn;
 mod stats;
@@ -366,10 +414,13 @@ mod tests;
 mod timings;
 mod wake;
 
+pub use crate::adaptive::{Controller, Sample};
+pub use crate::aimd::{Aimd, Decision, History};
 pub use crate::bounded::BoundedBuffered;
 pub use crate::clock::{Clocked, Clocking, Untimed};
 pub use crate::expiry::{Expired, Expiry, Fresh, MaxWait};
 pub use crate::failure::{FailFast, Outputs, Policy};
+pub use crate::limits::Limits;
 #[cfg(feature = "smol")]
 pub use crate::spawn::SmolGlobal;
 pub use crate::spawn::{Spawned, Spawner};

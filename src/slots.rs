@@ -17,7 +17,7 @@ use std::task::{Context, Poll, Waker};
 use pin_project_lite::pin_project;
 
 use crate::index_queue::IndexQueue;
-use crate::wake::{PollGuard, ReadyTree};
+use crate::wake::{Control, PollGuard, ReadyTree};
 
 /// A set of worker slots, each running at most one future.
 pub(crate) struct Slots<F> {
@@ -89,6 +89,9 @@ impl<F: Future> Slots<F> {
     #[cold]
     fn grow(&mut self) -> usize {
         let index = self.slots.len();
+        if index == self.ready.capacity() {
+            self.rebuild();
+        }
         let waker = self.ready.waker(index);
         self.slots.push(Slot {
             running: Box::pin(Running {
@@ -102,6 +105,39 @@ impl<F: Future> Slots<F> {
         index
     }
 
+    /// The worker budget was raised past what the ready tree was built for:
+    /// rebuilds it a level deeper, gives every slot its new waker, and lists every
+    /// running future as woken, so that its next poll registers the new waker.
+    #[cold]
+    fn rebuild(&mut self) {
+        self.ready.rebuild(self.slots.len() + 1);
+        for (index, slot) in self.slots.iter_mut().enumerate() {
+            slot.waker = self.ready.waker(index);
+            if slot.running.future.is_some() {
+                self.woken.push(index);
+            }
+        }
+    }
+
+    /// Slots of another future type for `capacity` futures, keeping the wake
+    /// tree's consumer (and so every `Limits` handle's signal). Before the first
+    /// start only.
+    pub(crate) fn renew<G: Future>(mut self, capacity: usize) -> Slots<G> {
+        debug_assert!(self.slots.is_empty(), "renewed after a start");
+        self.ready.rebuild(capacity);
+        Slots {
+            slots: Vec::new(),
+            free: Vec::new(),
+            ready: self.ready,
+            woken: IndexQueue::new(0),
+        }
+    }
+
+    /// The handle that tells the consumer its limits changed.
+    pub(crate) fn control(&self) -> Control {
+        self.ready.control()
+    }
+
     /// Whether [`Slots::poll_woken`] has anything to do.
     #[inline]
     pub(crate) fn has_woken(&self) -> bool {
@@ -113,16 +149,18 @@ impl<F: Future> Slots<F> {
     /// Every slot taken off the queue costs one unit, even one whose future
     /// already finished, so wakes sent from elsewhere in a loop cannot keep the
     /// consumer here. Hands each finished future's output to `done` with its
-    /// input position; the pass stops early if `done` returns `false`.
+    /// input position; the pass stops early if `done` returns `false`. Calls
+    /// `control` first if the limits changed.
     #[inline(always)]
     pub(crate) fn poll_woken(
         &mut self,
         budget: &mut usize,
         mut done: impl FnMut(u64, F::Output) -> bool,
+        control: impl FnOnce(),
     ) {
         if self.ready.has_ready() {
             let woken = &mut self.woken;
-            self.ready.take(|index| woken.push(index));
+            self.ready.take(|index| woken.push(index), control);
         }
         // Slots that wake themselves during this pass go behind it.
         let pass = self.woken.len().min(*budget);

@@ -51,4 +51,10 @@ pub struct Stats {
     /// Waiting items that expired instead of starting, so far (always 0 without
     /// [`max_wait`](crate::BoundedBuffered::max_wait)).
     pub expired: u64,
+    /// The `workers` limit: as built, or as a [`Limits`](crate::Limits) handle or
+    /// an adaptive controller last set it (a handle's change is in force from the
+    /// stream's next poll).
+    pub workers_limit: usize,
+    /// The `waiting` limit, likewise.
+    pub waiting_limit: usize,
 }

@@ -2,8 +2,8 @@
 //! model-checked versions under `RUSTFLAGS="--cfg loom"`.
 //!
 //! In place, only what carries a wake from a worker slot to the consumer goes
-//! through here: the words of the ready tree, the `parked` flag and the
-//! consumer's waker (the thread-local self-wake mark in `wake.rs` switches to
+//! through here: the words of the ready tree, the `parked` flag, the
+//! consumer's waker and the lock on its current root (the thread-local self-wake mark in `wake.rs` switches to
 //! `loom::thread_local!` the same way); the rest of the in-place adapter is
 //! touched by one thread at a time. In spawned mode everything the consumer and
 //! the tasks share goes through here: the state's mutex, the `Arc` around it,
@@ -35,6 +35,12 @@ pub(crate) use imp::MutexGuard;
 /// panics while it holds one (user code that may panic runs outside, or inside
 /// `catch_unwind`), so a poisoned lock still guards whole counts.
 pub(crate) struct Mutex<T>(imp::Mutex<T>);
+
+impl<T: std::fmt::Debug> std::fmt::Debug for Mutex<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
 
 impl<T> Mutex<T> {
     pub(crate) fn new(value: T) -> Self {

@@ -20,6 +20,22 @@
 //! the consumer puts the slot at the back of its queue of woken slots when the
 //! poll returns.
 //!
+//! The root word has one bit that names no slot: bit 63, the *control* bit. A
+//! [`Control`] handle (held by a `Limits` handle) sets it when the stream's limits
+//! change, exactly as a slot's waker sets a leaf bit, so the consumer notices the
+//! change on its next look at the root, which it takes on every turn anyway: a
+//! stream whose limits never change pays nothing for them. The root has 63
+//! children, not 64.
+//!
+//! The tree is sized for the worker budget it was built for. Raising the workers
+//! past it (through `Limits`) rebuilds it one level deeper: new words, a new waker
+//! for every slot, and one more poll of every running future so that it registers
+//! its new waker (a spurious poll, which every future must tolerate). Wakes on the
+//! old wakers still reach the consumer, as spurious wakes. The root is replaced
+//! under the consumer's `root` lock, which [`Control::signal`] holds while it sets
+//! the control bit, so a signal lands on the new root or is carried over from
+//! the old one.
+//!
 //! Why no wake is lost:
 //! 1. The consumer takes a word with a `swap(0)` before it polls the slots it
 //!    names, so a wake that lands during a poll sets the bit again, and the swap
@@ -40,10 +56,16 @@ use std::cell::Cell;
 use std::sync::Arc;
 use std::task::{Wake, Waker};
 
-use crate::sync::{AtomicBool, AtomicU64, AtomicWaker, Ordering::SeqCst};
+use crate::sync::{AtomicBool, AtomicU64, AtomicWaker, Mutex, Ordering::SeqCst};
 
 /// Slots per word of the ready tree.
 const FANOUT: usize = 64;
+
+/// The root's bit that carries a change of limits instead of a child.
+const CONTROL: u64 = 1 << 63;
+
+/// Children of the root word: all its bits but [`CONTROL`].
+const ROOT_FANOUT: usize = FANOUT - 1;
 
 /// What [`POLLING`] holds once the future being polled woke itself. No waker
 /// lives at this address: allocations are aligned.
@@ -110,6 +132,18 @@ struct Consumer {
     /// The consumer is about to sleep, or sleeps: the next waker must wake it.
     parked: AtomicBool,
     waker: AtomicWaker,
+    /// The tree's current root, for [`Control::signal`]: the tree may be rebuilt.
+    root: Mutex<Arc<Node>>,
+}
+
+impl Consumer {
+    /// The root word went from empty to set: wake the consumer if it sleeps
+    /// (rule 3).
+    fn root_was_empty(&self) {
+        if self.parked.swap(false, SeqCst) {
+            self.waker.wake();
+        }
+    }
 }
 
 /// One word of the ready tree.
@@ -161,9 +195,24 @@ impl Wake for SlotWaker {
             }
         }
         // The root was empty: the consumer may be asleep (rule 3).
-        let consumer = &self.consumer;
-        if consumer.parked.swap(false, SeqCst) {
-            consumer.waker.wake();
+        self.consumer.root_was_empty();
+    }
+}
+
+/// Tells the consumer that its limits changed: sets the root's control bit, as a
+/// slot's waker sets its leaf bit. `Clone + Send + Sync`; usable from anywhere.
+#[derive(Clone, Debug)]
+pub(crate) struct Control(Arc<Consumer>);
+
+impl Control {
+    pub(crate) fn signal(&self) {
+        // Under the lock, so that a rebuild either sees this bit on the old root
+        // or this signal sees the new root.
+        let root = self.0.root.lock();
+        let was_empty = root.bits.fetch_or(CONTROL, SeqCst) == 0;
+        drop(root);
+        if was_empty {
+            self.0.root_was_empty();
         }
     }
 }
@@ -174,45 +223,84 @@ pub(crate) struct ReadyTree {
     /// `levels[0]` are the leaves; the last level, once it exists, is the root.
     levels: Vec<Vec<Arc<Node>>>,
     /// The root again, one pointer closer: the consumer reads it on every poll.
-    root: Option<Arc<Node>>,
+    /// It exists from the start, for [`Control`].
+    root: Arc<Node>,
     /// Whether this consumer set `parked` and may not have seen it cleared: only
     /// then does it need to touch the shared flag when it starts polling.
     parked: bool,
-    /// How many levels the tree has once its first slot exists: enough for
-    /// `capacity` slots.
+    /// How many levels the tree has: enough for `capacity` slots.
     depth: usize,
+    capacity: usize,
     consumer: Arc<Consumer>,
 }
 
+/// The levels a tree needs for `capacity` slots, and how many slots they hold.
+fn depth_for(capacity: usize) -> (usize, usize) {
+    let mut depth = 1;
+    let mut covered = ROOT_FANOUT;
+    while covered < capacity {
+        depth += 1;
+        covered = covered.saturating_mul(FANOUT);
+    }
+    (depth, covered)
+}
+
 impl ReadyTree {
-    /// A tree for at most `capacity` slots. Allocates no word yet.
+    /// A tree for at most `capacity` slots. Allocates its root word only.
     pub(crate) fn new(capacity: usize) -> Self {
-        let mut depth = 1;
-        let mut covered = FANOUT;
-        while covered < capacity {
-            depth += 1;
-            covered = covered.saturating_mul(FANOUT);
-        }
+        let (depth, capacity) = depth_for(capacity);
+        let root = Node::new(None);
         Self {
             levels: Vec::new(),
-            root: None,
-            parked: false,
-            depth,
             consumer: Arc::new(Consumer {
                 parked: AtomicBool::new(false),
                 waker: AtomicWaker::new(),
+                root: Mutex::new(Arc::clone(&root)),
             }),
+            root,
+            parked: false,
+            depth,
+            capacity,
         }
+    }
+
+    /// How many slots the tree has room for.
+    pub(crate) fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Rebuilds the tree for at least `capacity` slots, with no slot yet: the
+    /// caller builds every slot's waker again, in order, and polls every running
+    /// future once more (the old wakers wake the consumer, but name no slot).
+    /// A control signal on the old root is carried over.
+    #[cold]
+    pub(crate) fn rebuild(&mut self, capacity: usize) {
+        let (depth, capacity) = depth_for(capacity);
+        let root = Node::new(None);
+        let mut current = self.consumer.root.lock();
+        *current = Arc::clone(&root);
+        if self.root.bits.swap(0, SeqCst) & CONTROL != 0 {
+            root.bits.fetch_or(CONTROL, SeqCst);
+        }
+        drop(current);
+        self.root = root;
+        self.levels = Vec::new();
+        self.depth = depth;
+        self.capacity = capacity;
+    }
+
+    /// The handle that signals a change of limits to this consumer.
+    pub(crate) fn control(&self) -> Control {
+        Control(Arc::clone(&self.consumer))
     }
 
     /// Builds the waker of slot `index`, which must be the next slot: slots are
     /// created in order, so the words on its path are created here when needed.
     pub(crate) fn waker(&mut self, index: usize) -> Waker {
+        debug_assert!(index < self.capacity, "the tree is too small");
         if self.levels.is_empty() {
-            let root = Node::new(None);
             self.levels = vec![Vec::new(); self.depth];
-            self.levels[self.depth - 1].push(Arc::clone(&root));
-            self.root = Some(root);
+            self.levels[self.depth - 1].push(Arc::clone(&self.root));
         }
         // Walk up from the leaf until a level already has the word needed.
         let mut missing = 0;
@@ -248,24 +336,30 @@ impl ReadyTree {
         waker
     }
 
-    /// Whether some slot may have been woken since the last [`ReadyTree::take`].
+    /// Whether some slot may have been woken, or the limits changed, since the
+    /// last [`ReadyTree::take`].
     #[inline]
     pub(crate) fn has_ready(&self) -> bool {
-        self.root
-            .as_ref()
-            .is_some_and(|root| root.bits.load(SeqCst) != 0)
+        self.root.bits.load(SeqCst) != 0
     }
 
-    /// Takes every woken slot off the tree, handing their indices to `woken`.
+    /// Takes every woken slot off the tree, handing their indices to `woken`, and
+    /// calls `control` if the limits changed.
     #[inline]
-    pub(crate) fn take(&self, mut woken: impl FnMut(usize)) {
-        if let Some(root) = &self.root {
-            self.take_word(self.depth - 1, 0, root, &mut woken);
+    pub(crate) fn take(&self, mut woken: impl FnMut(usize), control: impl FnOnce()) {
+        let mut bits = self.root.bits.swap(0, SeqCst);
+        if bits & CONTROL != 0 {
+            bits &= !CONTROL;
+            control();
         }
+        self.take_bits(self.depth - 1, 0, bits, &mut woken);
     }
 
     fn take_word(&self, level: usize, word: usize, node: &Node, woken: &mut impl FnMut(usize)) {
-        let mut bits = node.bits.swap(0, SeqCst);
+        self.take_bits(level, word, node.bits.swap(0, SeqCst), woken);
+    }
+
+    fn take_bits(&self, level: usize, word: usize, mut bits: u64, woken: &mut impl FnMut(usize)) {
         while bits != 0 {
             let child = word * FANOUT + bits.trailing_zeros() as usize;
             bits &= bits - 1;
@@ -301,10 +395,7 @@ impl ReadyTree {
         self.consumer.waker.register(waker);
         self.consumer.parked.swap(true, SeqCst);
         // A read-modify-write, so it reads the latest bits (rule 3).
-        let woken = self
-            .root
-            .as_ref()
-            .is_some_and(|root| root.bits.fetch_or(0, SeqCst) != 0);
+        let woken = self.root.bits.fetch_or(0, SeqCst) != 0;
         if woken {
             self.consumer.parked.swap(false, SeqCst);
             false

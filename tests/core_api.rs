@@ -13,10 +13,12 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::task::Poll;
 
-use bounded_buffered::{BoundedBuffered, BoundedStreamExt, Stats};
+use bounded_buffered::{BoundedBuffered, BoundedStreamExt};
 use futures::stream::{self, BoxStream, FusedStream, Stream};
 use futures::{StreamExt, executor::block_on};
-use support::{Gate, Gates, Poller, Watchdog, counted, fed_source, tokio_multi_thread};
+use support::{
+    Gate, Gates, Poller, Watchdog, counted, fed_source, fresh_stats, tokio_multi_thread,
+};
 
 fn assert_send<T: Send>() {}
 fn assert_sync<T: Sync>() {}
@@ -210,8 +212,8 @@ fn stats_track_current_counts_peaks_and_totals() {
     let unpolled = stream::iter([std::future::ready(1)]).bounded(4, 4);
     assert_eq!(
         unpolled.stats(),
-        Stats::default(),
-        "a new stream reports all zeros"
+        fresh_stats(4, 4),
+        "a new stream reports its limits and all zeros"
     );
     let gates = Gates::new();
     let mut stream = gates.source(8).bounded(3, 2);

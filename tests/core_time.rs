@@ -78,6 +78,13 @@ fn jobs(counts: &Counts, count: u32, run: Duration) -> impl Stream<Item = Job> +
     stream::iter(0..count).map(move |id| counts.job(id, run))
 }
 
+/// One job per entry of `durations` (in ms), job `id` taking `durations[id]`.
+fn jobs_of(counts: &Counts, durations: &'static [u64]) -> impl Stream<Item = Job> + Unpin {
+    let counts = counts.clone();
+    stream::iter(0..durations.len() as u32)
+        .map(move |id| counts.job(id, ms(durations[id as usize])))
+}
+
 /// What an outcome stream yielded, with expiries as the time they waited.
 fn waited(outcomes: Vec<Result<u32, Expired<Job>>>) -> Vec<Result<u32, Duration>> {
     outcomes
@@ -91,11 +98,7 @@ async fn an_item_that_waited_exactly_the_limit_starts_one_that_waited_longer_exp
     let counts = Counts::default();
     // One worker: item 0 runs 10 ms, so item 1 waits exactly 10 ms and starts;
     // item 1 runs 1 ms, so item 2 waits 11 ms and expires, as does item 3.
-    let durations = [10, 1, 5, 5];
-    let source = stream::iter(0..4u32).map({
-        let counts = counts.clone();
-        move |id| counts.job(id, ms(durations[id as usize]))
-    });
+    let source = jobs_of(&counts, &[10, 1, 5, 5]);
     let outcomes: Vec<_> = source
         .bounded(1, 3)
         .max_wait(ms(10))
@@ -167,11 +170,7 @@ async fn ordered_expired_items_come_at_their_input_positions() {
     // waited 20 > 15 and expires, but is yielded only after 0, 1 and 2. The
     // window (0 running, 1, 2 and 3 held) is then full: item 4 is picked up
     // only when 0 is handed out, at 30 ms.
-    let durations = [30, 10, 10, 1, 1];
-    let source = stream::iter(0..5u32).map({
-        let counts = counts.clone();
-        move |id| counts.job(id, ms(durations[id as usize]))
-    });
+    let source = jobs_of(&counts, &[30, 10, 10, 1, 1]);
     let outcomes: Vec<_> = source
         .bounded(2, 3)
         .ordered(4)
@@ -285,11 +284,7 @@ async fn timings_match_a_known_schedule_exactly() {
 #[tokio::test(start_paused = true)]
 async fn ordered_head_of_line_blocking_shows_in_held() {
     let counts = Counts::default();
-    let durations = [20, 5, 5, 5];
-    let source = stream::iter(0..4u32).map({
-        let counts = counts.clone();
-        move |id| counts.job(id, ms(durations[id as usize]))
-    });
+    let source = jobs_of(&counts, &[20, 5, 5, 5]);
     let mut stream = source.bounded(4, 0).ordered(4).timed().clock(paused);
     while stream.next().await.is_some() {}
     let held = stream.timings().expect("timed").held;
@@ -342,11 +337,12 @@ fn the_clock_is_read_at_most_once_per_poll_and_never_when_nothing_needs_it() {
     );
 }
 
-#[tokio::test(start_paused = true)]
-async fn with_try_bounded_an_expiry_is_an_outcome_and_an_error_still_fails_fast() {
-    let counts = Counts::default();
-    let source = jobs(&counts, 6, ms(10)).map(|job| {
-        Ok::<_, String>(async move {
+/// Six jobs of 10 ms as a `TryStream` of fallible futures: item 4 fails.
+fn fallible_jobs(
+    counts: &Counts,
+) -> impl Stream<Item = Result<impl Future<Output = Result<u32, String>>, String>> + Unpin {
+    jobs(counts, 6, ms(10)).map(|job| {
+        Ok(async move {
             let id = job.await;
             if id == 4 {
                 Err(format!("item {id} failed"))
@@ -354,7 +350,13 @@ async fn with_try_bounded_an_expiry_is_an_outcome_and_an_error_still_fails_fast(
                 Ok(id)
             }
         })
-    });
+    })
+}
+
+#[tokio::test(start_paused = true)]
+async fn with_try_bounded_an_expiry_is_an_outcome_and_an_error_still_fails_fast() {
+    let counts = Counts::default();
+    let source = fallible_jobs(&counts);
     let mut stream = source
         .try_bounded(2, 4)
         .ordered(6)
@@ -369,16 +371,7 @@ async fn with_try_bounded_an_expiry_is_an_outcome_and_an_error_still_fails_fast(
     assert_eq!(seen, [Ok(0), Ok(1), Ok(2), Ok(3), Err(ms(20)), Err(ms(20))]);
 
     // With a looser limit item 4 runs, fails, and ends the run.
-    let source = jobs(&counts, 6, ms(10)).map(|job| {
-        Ok::<_, String>(async move {
-            let id = job.await;
-            if id == 4 {
-                Err(format!("item {id} failed"))
-            } else {
-                Ok(id)
-            }
-        })
-    });
+    let source = fallible_jobs(&counts);
     let result: Result<Vec<_>, _> = source
         .try_bounded(2, 4)
         .max_wait(ms(100))

@@ -154,6 +154,28 @@ fn drain<S: Stream + Unpin>(mut stream: S, mut on_item: impl FnMut(&S::Item)) ->
     }
 }
 
+/// Contract point 25: a raise of `workers` from another thread, racing the
+/// consumer's park, is not lost. Item 1 can start only on the raise (one
+/// worker, busy with item 0), and item 0 opens only once item 1 is out: if the
+/// control signal were lost, the model would deadlock.
+#[test]
+fn a_raise_from_another_thread_racing_the_park_is_not_lost() {
+    model("raise", || {
+        let gates = [Gate::new(0, 1), Gate::new(1, 0)];
+        let stream = stream::iter(gates.iter().map(Gate::future).collect::<Vec<_>>()).bounded(1, 0);
+        let limits = stream.limits();
+        let raiser = thread::spawn(move || limits.set_workers(2));
+        let head = Arc::clone(&gates[0]);
+        let out = drain(stream, |&id| {
+            if id == 1 {
+                head.open();
+            }
+        });
+        raiser.join().unwrap();
+        assert_eq!(out, [1, 0]);
+    });
+}
+
 /// Two futures in two slots, opened from two threads while the consumer polls,
 /// parks and re-registers: both outputs arrive, each future is polled once while
 /// closed and at most once more (a slot is not queued twice for one wake).

@@ -11,7 +11,9 @@ use std::task::Poll;
 
 use bounded_buffered::{BoundedStreamExt, Spawned, Stats};
 use futures::stream::{self, FusedStream, Stream, StreamExt};
-use support::{Gates, SmolPool, StepExecutor, poll_once, tokio_multi_thread, yield_now};
+use support::{
+    Gates, SmolPool, StepExecutor, fresh_stats, poll_once, tokio_multi_thread, yield_now,
+};
 
 const ITEMS: usize = 2_000;
 
@@ -113,7 +115,7 @@ fn nothing_is_spawned_or_pulled_before_the_first_poll() {
     stepper.run_until_stalled();
     assert_eq!(stepper.spawns(), 0);
     assert_eq!(gates.pulled(), 0);
-    assert_eq!(stream.stats(), Stats::default());
+    assert_eq!(stream.stats(), fresh_stats(2, 2));
 
     // The first poll spawns one worker task; the others come as items need them.
     assert!(poll_once(&mut stream).is_pending());

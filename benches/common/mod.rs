@@ -51,6 +51,25 @@ pub enum Adapter {
     FbUnordered(usize),
     /// futures-buffered's `buffered_ordered(n)`.
     FbOrdered(usize),
+    /// `.bounded(workers, waiting)` with the opt-in that costs per item: a
+    /// clock for timings, `max_wait`, or an adaptive controller.
+    Clocked {
+        workers: usize,
+        waiting: usize,
+        with: Clocking,
+    },
+}
+
+/// What a [`Adapter::Clocked`] stream reads the clock for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Clocking {
+    /// `.timed()`.
+    Timed,
+    /// `.max_wait(1 s)`: no item expires, each pays the check.
+    MaxWait,
+    /// `.adaptive(Aimd::new(workers, workers), ..)`: the controller hears every
+    /// completion; its bounds keep the limit at `workers`.
+    Adaptive,
 }
 
 impl Adapter {
@@ -80,6 +99,16 @@ impl Adapter {
         ]
     }
 
+    /// `bounded` with each per-item opt-in, at `w` workers and a waiting budget
+    /// of `w`: what `drain_once` can count besides the overhead set.
+    pub fn opt_in_set(w: usize) -> [Adapter; 3] {
+        [Clocking::Timed, Clocking::MaxWait, Clocking::Adaptive].map(|with| Adapter::Clocked {
+            workers: w,
+            waiting: w,
+            with,
+        })
+    }
+
     /// The adapter without its budgets: what the benches' ids, the
     /// comparison's columns and the profiling harness are keyed by.
     pub fn family(&self) -> Family {
@@ -92,6 +121,11 @@ impl Adapter {
             Adapter::Buffered(_) => Family::Buffered,
             Adapter::FbUnordered(_) => Family::FbUnordered,
             Adapter::FbOrdered(_) => Family::FbOrdered,
+            Adapter::Clocked { with, .. } => match with {
+                Clocking::Timed => Family::BoundedTimed,
+                Clocking::MaxWait => Family::BoundedMaxWait,
+                Clocking::Adaptive => Family::BoundedAdaptive,
+            },
         }
     }
 
@@ -99,7 +133,12 @@ impl Adapter {
     pub fn parameters(&self) -> String {
         match *self {
             Adapter::Sequential => "sequential".to_owned(),
-            Adapter::Bounded { workers, waiting } => format!("w={workers},q={waiting}"),
+            Adapter::Bounded { workers, waiting }
+            | Adapter::Clocked {
+                workers, waiting, ..
+            } => {
+                format!("w={workers},q={waiting}")
+            }
             Adapter::Ordered {
                 workers,
                 waiting,
@@ -126,6 +165,19 @@ impl Adapter {
             Adapter::Buffered(n) => format!("buffered({n})"),
             Adapter::FbUnordered(n) => format!("fb::buffered_unordered({n})"),
             Adapter::FbOrdered(n) => format!("fb::buffered_ordered({n})"),
+            Adapter::Clocked {
+                workers,
+                waiting,
+                with,
+            } => match with {
+                Clocking::Timed => format!("bounded({workers}, {waiting}).timed()"),
+                Clocking::MaxWait => format!("bounded({workers}, {waiting}).max_wait(1 s)"),
+                Clocking::Adaptive => {
+                    format!(
+                        "bounded({workers}, {waiting}).adaptive(Aimd::new({workers}, {workers}))"
+                    )
+                }
+            },
         }
     }
 
@@ -154,11 +206,14 @@ pub enum Family {
     Buffered,
     FbUnordered,
     FbOrdered,
+    BoundedTimed,
+    BoundedMaxWait,
+    BoundedAdaptive,
 }
 
 impl Family {
     /// Every family, in the order of the overhead workload's columns.
-    pub const ALL: [Family; 8] = [
+    pub const ALL: [Family; 11] = [
         Family::Sequential,
         Family::Bounded,
         Family::BoundedNoPrefetch,
@@ -167,6 +222,9 @@ impl Family {
         Family::Buffered,
         Family::FbUnordered,
         Family::FbOrdered,
+        Family::BoundedTimed,
+        Family::BoundedMaxWait,
+        Family::BoundedAdaptive,
     ];
 
     /// A short name that does not mention the budgets: criterion ids, and the
@@ -181,6 +239,9 @@ impl Family {
             Family::Buffered => "buffered",
             Family::FbUnordered => "fb_buffered_unordered",
             Family::FbOrdered => "fb_buffered_ordered",
+            Family::BoundedTimed => "bounded_timed",
+            Family::BoundedMaxWait => "bounded_max_wait",
+            Family::BoundedAdaptive => "bounded_adaptive",
         }
     }
 }
@@ -270,6 +331,24 @@ where
             drain(pin!(BufferedStreamExt::buffered_unordered(source, n))).await
         }
         Adapter::FbOrdered(n) => drain(pin!(BufferedStreamExt::buffered_ordered(source, n))).await,
+        Adapter::Clocked {
+            workers,
+            waiting,
+            with,
+        } => {
+            let stream = source.bounded(workers, waiting);
+            match with {
+                Clocking::Timed => drain(pin!(stream.timed())).await,
+                Clocking::MaxWait => {
+                    let stream = stream.max_wait(Duration::from_secs(1));
+                    drain(pin!(stream.map(|output| output.expect("no item expires")))).await
+                }
+                Clocking::Adaptive => {
+                    let aimd = bounded_buffered::Aimd::new(workers, workers);
+                    drain(pin!(stream.adaptive(aimd, |_: &u64| false))).await
+                }
+            }
+        }
     }
 }
 

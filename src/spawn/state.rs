@@ -145,7 +145,11 @@ where
     }
 
     pub(super) fn stats(&self) -> Stats {
-        self.counts.stats(self.waiting.len(), self.held.len())
+        Stats {
+            workers_limit: self.budgets.workers,
+            waiting_limit: self.budgets.waiting,
+            ..self.counts.stats(self.waiting.len(), self.held.len())
+        }
     }
 
     /// Items pulled and not yet handed out.

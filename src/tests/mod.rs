@@ -1,10 +1,12 @@
 //! Unit tests of the internals the integration tests cannot reach at their
 //! edges: a ready tree deeper than any worker budget the tests use, the ordered
-//! ring wrapping at every size, the index queue's exactly-once listing.
+//! ring wrapping at every size, the index queue's exactly-once listing, and
+//! the AIMD controller on scripted samples.
 //!
 //! Not built under `--cfg loom`: the ready tree then uses loom's atomics, which
 //! work only inside `loom::model`.
 
+mod aimd;
 mod held;
 mod index_queue;
 mod ready_tree;

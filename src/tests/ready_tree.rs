@@ -1,7 +1,8 @@
 //! The ready tree at sizes no test budget reaches: 5,000 slots need three levels
-//! of 64-bit words (64² < 5,000 ≤ 64³), 300,000 need four (64³ < 300,000). Wakes
-//! come from several threads; every woken slot is taken exactly once, none is
-//! lost, none is invented.
+//! of 64-bit words (a root of 63 children: 63 × 64 < 5,000 ≤ 63 × 64²), 300,000
+//! need four. Wakes come from several threads; every woken slot is taken exactly
+//! once, none is lost, none is invented. The root's control bit (a change of
+//! limits) is reported once, names no slot, and survives a rebuild.
 
 use std::sync::Arc;
 use std::task::Waker;
@@ -24,7 +25,7 @@ fn tree(slots: usize) -> (ReadyTree, Arc<Vec<Waker>>) {
 /// How often each slot was taken in one `take`.
 fn take_counts(tree: &ReadyTree, slots: usize) -> Vec<usize> {
     let mut taken = vec![0; slots];
-    tree.take(|index| taken[index] += 1);
+    tree.take(|index| taken[index] += 1, || {});
     taken
 }
 
@@ -96,12 +97,12 @@ fn slots_woken_while_the_consumer_takes_are_taken_once() {
             .collect();
         let mut taken = vec![0usize; slots];
         while !threads.iter().all(|thread| thread.is_finished()) {
-            tree.take(|index| taken[index] += 1);
+            tree.take(|index| taken[index] += 1, || {});
         }
         for thread in threads {
             thread.join().expect("a waking thread panicked");
         }
-        tree.take(|index| taken[index] += 1);
+        tree.take(|index| taken[index] += 1, || {});
         let wrong = taken.iter().position(|&count| count != 1);
         assert_eq!(wrong, None, "{slots} slots: a slot taken other than once");
     }
@@ -139,4 +140,29 @@ fn a_burst_of_wakes_reaches_a_parked_consumer_once() {
     assert!(tree.park(&consumer));
     wakers[123_456].wake_by_ref();
     assert_eq!(wakes.get(), 2);
+}
+
+#[test]
+fn the_control_bit_is_reported_once_names_no_slot_and_survives_a_rebuild() {
+    let (mut tree, wakers) = tree(63);
+    let control = tree.control();
+    control.signal();
+    wakers[62].wake_by_ref();
+    let mut controls = 0;
+    let mut taken = Vec::new();
+    tree.take(|index| taken.push(index), || controls += 1);
+    assert_eq!((taken, controls), (vec![62], 1));
+    assert!(!tree.has_ready());
+
+    // Signalled before a rebuild, reported after it, on the new root.
+    control.signal();
+    tree.rebuild(64);
+    assert_eq!(tree.capacity(), 63 * 64);
+    let fresh: Vec<Waker> = (0..64).map(|index| tree.waker(index)).collect();
+    // A wake on an old waker reaches no slot of the new tree.
+    wakers[5].wake_by_ref();
+    fresh[63].wake_by_ref();
+    let mut taken = Vec::new();
+    tree.take(|index| taken.push(index), || controls += 1);
+    assert_eq!((taken, controls), (vec![63], 2));
 }

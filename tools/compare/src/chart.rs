@@ -33,6 +33,10 @@ fn legend(family: Family) -> &'static str {
         Family::FbUnordered => "fb::buffered_unordered(w)",
         Family::FbOrdered => "fb::buffered_ordered(w)",
         Family::Sequential => "then (sequential)",
+        // Counted by drain_once, not charted.
+        Family::BoundedTimed => "bounded(w, w).timed()",
+        Family::BoundedMaxWait => "bounded(w, w).max_wait(1 s)",
+        Family::BoundedAdaptive => "bounded(w, w).adaptive(..)",
     }
 }
 
@@ -47,6 +51,9 @@ fn family_color(family: Family) -> RGBColor {
         Family::FbUnordered => RGBColor(0x2c, 0xa0, 0x2c),
         Family::FbOrdered => RGBColor(0x94, 0x67, 0xbd),
         Family::Sequential => RGBColor(0x7f, 0x7f, 0x7f),
+        Family::BoundedTimed => RGBColor(0xe3, 0x77, 0xc2),
+        Family::BoundedMaxWait => RGBColor(0xbc, 0xbd, 0x22),
+        Family::BoundedAdaptive => RGBColor(0x8c, 0x56, 0x4b),
     }
 }
 

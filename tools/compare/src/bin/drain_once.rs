@@ -10,9 +10,10 @@
 //! `benches/common`): `then`, `bounded` (waiting = workers),
 //! `bounded_no_prefetch`, `bounded_ordered` (window = waiting = workers),
 //! `buffer_unordered`, `buffered`, `fb_buffered_unordered`,
-//! `fb_buffered_ordered`. `scripts/instructions-per-item.sh` runs it under
-//! callgrind at two item counts and prints the exact number of instructions
-//! each extra item cost.
+//! `fb_buffered_ordered`, and `bounded` with a per-item opt-in:
+//! `bounded_timed`, `bounded_max_wait`, `bounded_adaptive`.
+//! `scripts/instructions-per-item.sh` runs it under callgrind at two item
+//! counts and prints the exact number of instructions each extra item cost.
 
 // The one exception is the counting global allocator in `benches/common`,
 // which this binary does not install.
@@ -39,6 +40,7 @@ use common::{Adapter, Family, JobKind};
 fn adapter(name: &str, workers: usize) -> Option<Adapter> {
     let mut all = vec![Adapter::Sequential];
     all.extend(Adapter::overhead_set(workers));
+    all.extend(Adapter::opt_in_set(workers));
     all.into_iter()
         .find(|adapter| adapter.family().name() == name)
 }

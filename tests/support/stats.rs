@@ -1,0 +1,13 @@
+//! Expected `Stats` snapshots.
+
+use bounded_buffered::Stats;
+
+/// What a stream built (or last set) with these limits reports before anything
+/// was pulled: its limits, and zero for every count.
+pub fn fresh_stats(workers: usize, waiting: usize) -> Stats {
+    // `Stats` is `#[non_exhaustive]`: built from its default, field by field.
+    let mut stats = Stats::default();
+    stats.workers_limit = workers;
+    stats.waiting_limit = waiting;
+    stats
+}
