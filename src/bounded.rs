@@ -58,6 +58,18 @@ type Outcome<S, P, K> =
 /// What the stream yields.
 type Item<S, P, K> = <P as Policy<S>>::Item<Outcome<S, P, K>>;
 
+/// A never-polled stream taken apart by [`BoundedBuffered::into_parts`]: what
+/// another driver (the spawned mode) needs to carry on exactly where it was.
+pub(crate) struct Parts<S> {
+    pub(crate) source: S,
+    /// The budgets, with any change a [`Limits`] handle made already applied.
+    pub(crate) budgets: Budgets,
+    /// [`BoundedBuffered::close`] was called.
+    pub(crate) closed: bool,
+    /// The handles' shared limits, if one was asked for: they must keep working.
+    pub(crate) limits: Option<Arc<limits::Shared>>,
+}
+
 /// What a future returns, before the policy settles it.
 type Output<S, P> = <<P as Policy<S>>::Future as Future>::Output;
 
@@ -466,12 +478,25 @@ impl<S, P: Policy<S>, K: Clocking> BoundedBuffered<S, P, K> {
     ///
     /// If the stream was already polled: its in-flight work cannot move.
     #[track_caller]
-    pub(crate) fn into_parts(self) -> (S, Budgets) {
+    pub(crate) fn into_parts(self) -> Parts<S> {
         assert!(
             self.core.phase == Phase::New,
             "a `BoundedBuffered` can change mode only before it is first polled"
         );
-        (self.source, self.core.budgets)
+        let core = self.core;
+        let mut budgets = core.budgets;
+        let limits = core.limits.into_inner();
+        if let Some(shared) = &limits {
+            // A handle may have moved them since; nothing applied them yet.
+            let (workers, waiting) = shared.get();
+            budgets.set(workers, waiting);
+        }
+        Parts {
+            source: self.source,
+            budgets,
+            closed: core.source.into_inner() & SOURCE_CLOSED != 0,
+            limits,
+        }
     }
 
     /// Stops taking items from the source; the stream then finishes every running

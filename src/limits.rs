@@ -15,8 +15,8 @@
 //! - The window of an ordered stream is fixed when it is built.
 
 use std::fmt;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::wake::Control;
 
@@ -69,13 +69,29 @@ pub struct Limits {
 pub(crate) struct Shared {
     pub(crate) workers: AtomicUsize,
     waiting: AtomicUsize,
-    signal: Signal,
+    /// Replaced once if the stream changes mode ([`spawn_on`]) after a handle
+    /// was taken. Locked only by handles and that switch, never by the stream
+    /// while it runs, and never across the signal itself.
+    ///
+    /// [`spawn_on`]: crate::BoundedBuffered::spawn_on
+    signal: Mutex<Signal>,
 }
 
 /// How a handle tells its stream that the limits changed.
+#[derive(Clone)]
 pub(crate) enum Signal {
     /// The control bit of the in-place wake tree.
     InPlace(Control),
+    /// A lock section of the spawned state, which applies the limits there and
+    /// sends a task for any start a raise freed.
+    Spawned(Arc<dyn Retarget>),
+}
+
+/// The spawned state as a [`Limits`] handle sees it.
+pub(crate) trait Retarget: Send + Sync {
+    /// Applies `limits.get()`, read under the state's lock so that of two
+    /// handles racing, the last value stored is the one applied.
+    fn apply(&self, limits: &Shared);
 }
 
 impl Shared {
@@ -83,7 +99,7 @@ impl Shared {
         Self {
             workers: AtomicUsize::new(workers),
             waiting: AtomicUsize::new(waiting),
-            signal,
+            signal: Mutex::new(signal),
         }
     }
 
@@ -92,9 +108,25 @@ impl Shared {
         (self.workers.load(SeqCst), self.waiting.load(SeqCst))
     }
 
+    /// Points the handles at another driver of the same stream, and has it
+    /// apply the current limits, so a change made during the switch is not
+    /// lost (it reaches the old driver, the new one, or both).
+    pub(crate) fn redirect(&self, signal: Signal) {
+        *self.signal.lock().unwrap_or_else(PoisonError::into_inner) = signal;
+        self.signal();
+    }
+
     fn signal(&self) {
-        match &self.signal {
+        // A clone, so that no lock is held while the stream reacts (a spawner
+        // may poll a new task, which may use a handle, before returning).
+        let signal = self
+            .signal
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        match signal {
             Signal::InPlace(control) => control.signal(),
+            Signal::Spawned(state) => state.apply(self),
         }
     }
 }

@@ -24,6 +24,29 @@ pub(crate) use loom::sync::Arc;
 pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 #[cfg(not(loom))]
+pub(crate) use std::sync::Weak;
+
+/// loom's `Arc` has no weak count; a strong reference stands in (the models
+/// never outlive their streams, so it changes nothing they check).
+#[cfg(loom)]
+pub(crate) struct Weak<T>(Arc<T>);
+
+#[cfg(loom)]
+impl<T> Weak<T> {
+    pub(crate) fn upgrade(&self) -> Option<Arc<T>> {
+        Some(Arc::clone(&self.0))
+    }
+}
+
+/// `Arc::downgrade`, in both builds.
+pub(crate) fn downgrade<T>(this: &Arc<T>) -> Weak<T> {
+    #[cfg(not(loom))]
+    return Arc::downgrade(this);
+    #[cfg(loom)]
+    return Weak(Arc::clone(this));
+}
+
+#[cfg(not(loom))]
 use std::sync as imp;
 
 #[cfg(loom)]

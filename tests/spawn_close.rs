@@ -27,6 +27,19 @@ fn closed_before_the_first_poll_it_spawns_and_pulls_nothing_and_ends() {
 }
 
 #[test]
+fn closed_in_place_before_spawn_on_it_stays_closed() {
+    let gates = Gates::new();
+    let stepper = StepExecutor::new();
+    let stream = gates.source(10).bounded(2, 2);
+    stream.close();
+    let mut stream = stream.spawn_on(stepper.spawner());
+    assert!(matches!(poll_once(&mut stream), Poll::Ready(None)));
+    assert_eq!(stepper.spawns(), 0);
+    assert_eq!(gates.pulled(), 0);
+    assert_eq!(gates.counts().source_drops, 1, "the source was dropped");
+}
+
+#[test]
 fn closed_midway_it_yields_exactly_what_was_pulled_and_pulls_nothing_more() {
     for ordered in [false, true] {
         let (workers, waiting) = (3, 2);

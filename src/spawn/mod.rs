@@ -127,14 +127,16 @@ mod worker;
 use std::fmt;
 use std::panic;
 use std::pin::Pin;
+use std::sync::OnceLock;
 use std::task::{Context, Poll};
 
 use futures_core::stream::{FusedStream, Stream};
 
 use self::shared::Shared;
 use self::state::{Handout, Output};
-use crate::bounded::BoundedBuffered;
+use crate::bounded::{BoundedBuffered, Parts};
 use crate::budget::Budgets;
+use crate::limits::{self, Limits, Retarget, Signal};
 use crate::stats::Stats;
 use crate::sync::Arc;
 
@@ -202,10 +204,26 @@ where
     /// ```
     #[track_caller]
     pub fn spawn_on<E: Spawner>(self, executor: E) -> Spawned<<S::Item as Future>::Output> {
-        let (source, budgets) = self.into_parts();
+        let Parts {
+            source,
+            budgets,
+            closed,
+            limits,
+        } = self.into_parts();
+        let shared = Arc::new(Shared::new(source, budgets));
+        if closed {
+            shared.close();
+        }
+        let handles = OnceLock::new();
+        if let Some(limits) = limits {
+            // Handles taken before the switch now reach the tasks.
+            limits.redirect(Signal::Spawned(shared.limits_target()));
+            handles.get_or_init(|| limits);
+        }
         Spawned {
-            shared: Box::new(Arc::new(Shared::new(source, budgets))),
+            shared: Box::new(shared),
             phase: Phase::New(Box::new(executor)),
+            limits: handles,
         }
     }
 }
@@ -225,6 +243,8 @@ trait Outputs<T>: Send + Sync {
     fn close(&self);
     /// Cancels every task and drops the held outputs.
     fn stop(&self);
+    /// Where [`Limits`] handles send their changes.
+    fn limits_target(&self) -> std::sync::Arc<dyn Retarget>;
 }
 
 /// Stream for the [`spawn_on`](BoundedBuffered::spawn_on) method.
@@ -236,6 +256,9 @@ trait Outputs<T>: Send + Sync {
 pub struct Spawned<T> {
     shared: Box<dyn Outputs<T>>,
     phase: Phase,
+    /// What the [`Limits`] handles share, once one was asked for (here or
+    /// before `spawn_on`).
+    limits: OnceLock<std::sync::Arc<limits::Shared>>,
 }
 
 enum Phase {
@@ -321,6 +344,50 @@ impl<T> Spawned<T> {
     /// ```
     pub fn close(&self) {
         self.shared.close();
+    }
+
+    /// A handle to change this stream's `workers` and `waiting` while it runs,
+    /// from any task or thread, as [`BoundedBuffered::limits`] in place (a
+    /// handle taken before [`spawn_on`](BoundedBuffered::spawn_on) is the same
+    /// handle); see [`Limits`] for what raising, lowering and pausing do.
+    ///
+    /// A raise of `workers` sends for a task at once: an idle one, or a new one
+    /// (tasks grow on demand up to the limit in force). A raise of `waiting`
+    /// has an idle task pull ahead at once; when every task is busy with an
+    /// item, the next to complete one pulls. A lowering leaves the tasks above
+    /// the new limit idle. The handle holds the stream's state weakly: kept
+    /// after the stream is dropped, it changes nothing and keeps nothing alive.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+    /// # async fn main() {
+    /// let mut jobs = stream::iter(0..100u32)
+    ///     .map(|n| async move { n })
+    ///     .bounded(1, 0)
+    ///     .spawn_on(tokio::runtime::Handle::current());
+    /// let limits = jobs.limits();
+    /// std::thread::spawn(move || limits.set_workers(4)).join().unwrap();
+    /// assert_eq!(jobs.by_ref().count().await, 100);
+    /// let stats = jobs.stats();
+    /// assert_eq!(stats.workers_limit, 4);
+    /// assert!(stats.peak_active <= 4);
+    /// # }
+    /// ```
+    pub fn limits(&self) -> Limits {
+        let shared = self.limits.get_or_init(|| {
+            let budgets = self.shared.budgets();
+            std::sync::Arc::new(limits::Shared::new(
+                budgets.workers,
+                budgets.waiting,
+                Signal::Spawned(self.shared.limits_target()),
+            ))
+        });
+        Limits::new(std::sync::Arc::clone(shared))
     }
 }
 

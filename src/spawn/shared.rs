@@ -12,8 +12,9 @@ use super::state::{Deferred, Failure, Handout, Leftovers, Output, State};
 use super::worker::Worker;
 use super::{Outputs, SendSource};
 use crate::budget::Budgets;
+use crate::limits::{self, Retarget};
 use crate::stats::Stats;
-use crate::sync::{Arc, AtomicBool, Mutex, MutexGuard, Ordering};
+use crate::sync::{self, Arc, AtomicBool, Mutex, MutexGuard, Ordering, Weak};
 
 pub(super) struct Shared<S: SendSource> {
     state: Mutex<State<S>>,
@@ -163,7 +164,23 @@ fn release<S: Stream>(leftovers: Leftovers<S>) {
     }
 }
 
+/// What a [`Limits`](crate::Limits) handle holds: the state, weakly, so a
+/// handle kept after the stream is gone keeps nothing of it alive.
+struct LimitsTarget<S: SendSource>(Weak<Shared<S>>);
+
+impl<S: SendSource> Retarget for LimitsTarget<S> {
+    fn apply(&self, limits: &limits::Shared) {
+        if let Some(shared) = self.0.upgrade() {
+            Shared::section(&shared, |state| ((), state.set_limits(limits.get())));
+        }
+    }
+}
+
 impl<S: SendSource> Outputs<Output<S>> for Arc<Shared<S>> {
+    fn limits_target(&self) -> std::sync::Arc<dyn Retarget> {
+        std::sync::Arc::new(LimitsTarget(sync::downgrade(self)))
+    }
+
     fn start(&self, spawner: Box<dyn Spawner>) {
         *self.spawner.lock() = Some(spawner);
         Shared::section(self, |state| ((), state.begin()));

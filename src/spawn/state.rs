@@ -115,6 +115,9 @@ where
     failure: Option<Failure>,
     /// No task starts or pulls anything from now on, and every task ends.
     cancelled: bool,
+    /// The first poll has happened: tasks may be sent for. Before it, nothing
+    /// is spawned (a limits change only records the new limits).
+    begun: bool,
 }
 
 impl<S: Stream> State<S>
@@ -137,6 +140,7 @@ where
             consumer: None,
             failure: None,
             cancelled: false,
+            begun: false,
         }
     }
 
@@ -165,7 +169,34 @@ where
     /// The first poll: the stream looks for work for the first time.
     pub(super) fn begin(&mut self) -> Deferred<S> {
         let mut deferred = Deferred::new();
+        self.begun = true;
         self.dispatch(&mut deferred);
+        deferred
+    }
+
+    /// A [`Limits`](crate::Limits) handle set `workers` and `waiting`. Lowering
+    /// only gates later starts and pulls: nothing running or waiting is
+    /// touched, and tasks above the new `workers` stay idle. A raise sends for
+    /// a task at once: for a start it freed (the dispatch), or, when no start
+    /// is free but the queue may grow, an idle task to pull ahead (its
+    /// `find_work` tops the queue up). With every task busy, that top-up is
+    /// made by the next task to complete an item.
+    pub(super) fn set_limits(&mut self, (workers, waiting): (usize, usize)) -> Deferred<S> {
+        let mut deferred = Deferred::new();
+        self.budgets.set(workers, waiting);
+        if !self.begun || self.cancelled {
+            return deferred;
+        }
+        self.dispatch(&mut deferred);
+        if !self.tasks.is_searching()
+            && !self.may_start()
+            && self.may_queue()
+            && self.source.may_pull()
+        {
+            if let Some(waker) = self.tasks.wake_idle() {
+                deferred.searcher = waker;
+            }
+        }
         deferred
     }
 
