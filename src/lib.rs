@@ -207,6 +207,10 @@
 //!     pulled until the queue is below the new `waiting`. `workers == 0`
 //!     pauses. Points 2 to 5 hold for the limits in force once the work is
 //!     within them, with the same exact boundary. The window never changes.
+//!     Spawned ([`Spawned::limits`], or a handle taken before `spawn_on`,
+//!     which keeps working): a raise of `workers` sends for a task at once
+//!     (tasks grow on demand); a raise of `waiting` is pulled at once by an
+//!     idle task, or, with every task busy, by the next that completes.
 //! 26. **Adaptive** ([`adaptive`](BoundedBuffered::adaptive)): every
 //!     completion hands the controller a [`Sample`]: when the item started,
 //!     how long it ran, whether its output is back-pressure, whether the

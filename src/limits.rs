@@ -23,7 +23,9 @@ use crate::wake::Control;
 /// A handle to a stream's `workers` and `waiting` budgets, to read or change them
 /// while the stream runs, from any task or thread.
 ///
-/// Returned by [`BoundedBuffered::limits`](crate::BoundedBuffered::limits);
+/// Returned by [`BoundedBuffered::limits`](crate::BoundedBuffered::limits) and
+/// [`Spawned::limits`](crate::Spawned::limits) (a handle taken before
+/// [`spawn_on`](crate::BoundedBuffered::spawn_on) keeps working after it);
 /// `Clone + Send + Sync`, and it stays valid (changing nothing) after the stream is
 /// dropped.
 ///

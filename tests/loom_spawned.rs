@@ -437,3 +437,38 @@ fn a_pending_source_wakes_the_task_that_pulled() {
         assert_eq!(threads.join_all(), 1);
     });
 }
+
+/// A `Limits` raise from another thread, racing the first task's park: with
+/// one worker, item 0 completes only once item 1 ran, so only the raise to two
+/// workers can let the run finish. A raise the tasks never hear of (applied
+/// after the task looked, with nobody sent for the freed start) leaves item 0
+/// waiting forever, which loom reports as a deadlock.
+#[test]
+fn a_raise_from_another_thread_racing_a_park_is_not_lost() {
+    model("limits raise", || {
+        let threads = Threads::default();
+        let gate = Arc::new(Gate::default());
+        let items = {
+            let gate = Arc::clone(&gate);
+            stream::iter(0..2usize).map(move |id| {
+                let gate = Arc::clone(&gate);
+                Box::pin(async move {
+                    if id == 0 {
+                        std::future::poll_fn(|cx| gate.poll_open(cx)).await;
+                    } else {
+                        gate.open();
+                    }
+                    id
+                }) as BoxFuture<'static, usize>
+            })
+        };
+        let stream = items.bounded(1, 0).spawn_on(threads.spawner());
+        let limits = stream.limits();
+        let raiser = thread::spawn(move || limits.set_workers(2));
+        let mut out = drain(stream);
+        out.sort_unstable();
+        assert_eq!(out, [0, 1]);
+        raiser.join().unwrap();
+        assert_eq!(threads.join_all(), 2);
+    });
+}

@@ -109,12 +109,18 @@
 //! - **Timings**: pull time in the waiting entry, start time in the worker
 //!   (it polls), completion time stored with the held output; recorded into
 //!   histograms in the state, in the sections that see each transition.
-//! - **Moving limits**: `budgets` is read in every section and never copied
-//!   into a task. A `Limits` handle changes it in a section of its own that
-//!   ends with the dispatch (and spawns after the lock, through the spawner's
-//!   lock, from any thread): raising sends a searcher, which sends the next;
-//!   lowering only stops new starts. Tasks above a lowered `workers` stay
-//!   idle; the adaptive controller's run times come from `State::complete`.
+//! - **Moving limits** (built: `State::set_limits`): `budgets` is read in
+//!   every section and never copied into a task. A `Limits` handle changes it
+//!   in a section of its own, reading the handle's values under the lock (so
+//!   of two racing handles the last store wins), that ends with the dispatch
+//!   (spawns happen after the lock, through the spawner's lock, from the
+//!   handle's thread): raising sends a searcher, which sends the next; a
+//!   raise of `waiting` alone wakes an idle task, whose `find_work` tops the
+//!   queue up. Lowering only stops new starts; tasks above a lowered
+//!   `workers` stay idle. Before the first poll a change is only recorded
+//!   (nothing is spawned then). The handle holds the state weakly
+//!   (`LimitsTarget` in `shared.rs`). The adaptive controller's run times
+//!   would come from `State::complete`.
 
 mod counts;
 mod shared;
