@@ -17,7 +17,6 @@
 
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::task::{Context, Poll, Wake, Waker};
 
 use bounded_buffered::BoundedStreamExt;
@@ -25,17 +24,10 @@ use futures::stream::{self, Stream, StreamExt};
 use loom::sync::{Mutex, Notify};
 use loom::thread;
 
-/// Runs `f` under loom and prints how many interleavings it explored (run with
-/// `--nocapture` to see them).
-fn model(name: &str, f: impl Fn() + Sync + Send + 'static) {
-    let explored = Arc::new(AtomicUsize::new(0));
-    let counter = Arc::clone(&explored);
-    loom::model(move || {
-        counter.fetch_add(1, Relaxed);
-        f();
-    });
-    println!("loom: {name}: {} interleavings", explored.load(Relaxed));
-}
+#[path = "support/loom_model.rs"]
+mod loom_model;
+
+use loom_model::model;
 
 /// A future that completes with its id once it has been opened `needed` times,
 /// counting its polls. Opening wakes the waker it stored, outside the lock, as a

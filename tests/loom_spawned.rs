@@ -27,17 +27,10 @@ use futures::stream::{self, Stream, StreamExt};
 use loom::sync::{Mutex, Notify};
 use loom::thread::{self, JoinHandle};
 
-/// Runs `f` under loom and prints how many interleavings it explored (run with
-/// `--nocapture` to see them; `.ci/loom.sh` adds them up).
-fn model(name: &str, f: impl Fn() + Sync + Send + 'static) {
-    let explored = Arc::new(AtomicUsize::new(0));
-    let counter = Arc::clone(&explored);
-    loom::model(move || {
-        counter.fetch_add(1, Relaxed);
-        f();
-    });
-    println!("loom: {name}: {} interleavings", explored.load(Relaxed));
-}
+#[path = "support/loom_model.rs"]
+mod loom_model;
+
+use loom_model::model;
 
 /// An executor made of loom threads: each spawned task runs on a thread of its
 /// own until it completes. Keeps the threads' handles so the model can join them.
@@ -170,6 +163,23 @@ impl Gate {
     }
 }
 
+/// Two items: item 0 completes only once item 1 ran (item 1 opens its gate),
+/// so item 1 must start while item 0 waits.
+fn gated_pair(gate: &Arc<Gate>) -> impl Stream<Item = BoxFuture<'static, usize>> + Send + 'static {
+    let gate = Arc::clone(gate);
+    stream::iter(0..2usize).map(move |id| {
+        let gate = Arc::clone(&gate);
+        Box::pin(async move {
+            if id == 0 {
+                std::future::poll_fn(|cx| gate.poll_open(cx)).await;
+            } else {
+                gate.open();
+            }
+            id
+        }) as BoxFuture<'static, usize>
+    })
+}
+
 /// Tasks grow on demand: item 0 completes only once item 1 ran, so the second
 /// task must be spawned (by the first task, while the consumer may still hold
 /// the spawner) and run while the first waits. A spawn counted and never made
@@ -179,20 +189,7 @@ fn the_second_task_is_spawned_while_the_first_waits() {
     model("spawn on demand", || {
         let threads = Threads::default();
         let gate = Arc::new(Gate::default());
-        let items = {
-            let gate = Arc::clone(&gate);
-            stream::iter(0..2usize).map(move |id| {
-                let gate = Arc::clone(&gate);
-                Box::pin(async move {
-                    if id == 0 {
-                        std::future::poll_fn(|cx| gate.poll_open(cx)).await;
-                    } else {
-                        gate.open();
-                    }
-                    id
-                }) as BoxFuture<'static, usize>
-            })
-        };
+        let items = gated_pair(&gate);
         let mut out = drain(items.bounded(2, 0).spawn_on(threads.spawner()));
         out.sort_unstable();
         assert_eq!(out, [0, 1]);
@@ -448,20 +445,7 @@ fn a_raise_from_another_thread_racing_a_park_is_not_lost() {
     model("limits raise", || {
         let threads = Threads::default();
         let gate = Arc::new(Gate::default());
-        let items = {
-            let gate = Arc::clone(&gate);
-            stream::iter(0..2usize).map(move |id| {
-                let gate = Arc::clone(&gate);
-                Box::pin(async move {
-                    if id == 0 {
-                        std::future::poll_fn(|cx| gate.poll_open(cx)).await;
-                    } else {
-                        gate.open();
-                    }
-                    id
-                }) as BoxFuture<'static, usize>
-            })
-        };
+        let items = gated_pair(&gate);
         let stream = items.bounded(1, 0).spawn_on(threads.spawner());
         let limits = stream.limits();
         let raiser = thread::spawn(move || limits.set_workers(2));

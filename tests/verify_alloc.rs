@@ -9,9 +9,6 @@
 
 mod support;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::task::{Context, Poll};
 
 use bounded_buffered::BoundedStreamExt;
@@ -19,47 +16,10 @@ use futures::stream::{self, Stream, StreamExt};
 use futures_test::task::noop_waker;
 use support::yield_then;
 
-struct CountingAlloc;
+#[path = "support/alloc.rs"]
+mod alloc;
 
-static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
-
-thread_local! {
-    // `const` and without a destructor, so reading it never allocates.
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-}
-
-fn note_allocation() {
-    if COUNTING.with(Cell::get) {
-        ALLOCATIONS.fetch_add(1, Relaxed);
-    }
-}
-
-// SAFETY: every call is forwarded unchanged to `System`; the counter touches no
-// allocator state.
-unsafe impl GlobalAlloc for CountingAlloc {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note_allocation();
-        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note_allocation();
-        // SAFETY: as above.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note_allocation();
-        // SAFETY: as above.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: as above.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use alloc::{CountingAlloc, allocations, counting};
 
 #[global_allocator]
 static GLOBAL: CountingAlloc = CountingAlloc;
@@ -70,8 +30,8 @@ static GLOBAL: CountingAlloc = CountingAlloc;
 fn allocations_for(items: u64, window: Option<usize>) -> u64 {
     let waker = noop_waker();
     let mut cx = Context::from_waker(&waker);
-    COUNTING.with(|counting| counting.set(true));
-    let before = ALLOCATIONS.load(Relaxed);
+    counting(true);
+    let before = allocations();
     // Each item completes with its id after waking itself 0..=4 times, in a
     // pattern that is not a multiple of the worker count: items finish out of
     // input order, slots are woken and reused, and ordered outputs are held.
@@ -94,8 +54,8 @@ fn allocations_for(items: u64, window: Option<usize>) -> u64 {
             Poll::Pending => {}
         }
     }
-    let after = ALLOCATIONS.load(Relaxed);
-    COUNTING.with(|counting| counting.set(false));
+    let after = allocations();
+    counting(false);
     assert_eq!(count, items);
     assert_eq!(sum, items * (items - 1) / 2);
     after - before

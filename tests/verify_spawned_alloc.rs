@@ -10,8 +10,6 @@
 //! per thread, and only on a thread that turned counting on, so libtest's
 //! threads and the other test do not disturb the figures.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -23,51 +21,10 @@ use futures::future::BoxFuture;
 use futures::stream::{self, Stream, StreamExt};
 use futures_test::task::noop_waker;
 
-struct CountingAlloc;
+#[path = "support/alloc.rs"]
+mod alloc;
 
-thread_local! {
-    // `const` and without a destructor, so touching them never allocates.
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-    // Per thread, so the tests of this binary can run in parallel.
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn note_allocation() {
-    if COUNTING.with(Cell::get) {
-        ALLOCATIONS.with(|count| count.set(count.get() + 1));
-    }
-}
-
-fn allocations() -> u64 {
-    ALLOCATIONS.with(Cell::get)
-}
-
-// SAFETY: every call is forwarded unchanged to `System`; the counter touches no
-// allocator state.
-unsafe impl GlobalAlloc for CountingAlloc {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note_allocation();
-        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note_allocation();
-        // SAFETY: as above.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note_allocation();
-        // SAFETY: as above.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: as above.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use alloc::{CountingAlloc, allocations, counting};
 
 #[global_allocator]
 static GLOBAL: CountingAlloc = CountingAlloc;
@@ -213,7 +170,7 @@ fn allocations_for(
     let waker = noop_waker();
     let mut cx = Context::from_waker(&waker);
     let mut executor = Executor::new();
-    COUNTING.with(|counting| counting.set(true));
+    counting(true);
     let before = allocations();
     let mut stream = source(items).bounded(workers, waiting);
     if let Some(window) = window {
@@ -240,7 +197,7 @@ fn allocations_for(
         executor.run_once();
     }
     let after = allocations();
-    COUNTING.with(|counting| counting.set(false));
+    counting(false);
     assert_eq!(count, items);
     assert_eq!(sum, items * (items - 1) / 2);
     let stats = stream.stats();
