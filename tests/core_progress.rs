@@ -172,19 +172,11 @@ fn futures_that_need_many_polls_all_complete_across_bounded_calls() {
     let mut stream = stream::iter(0..count)
         .map(|i| yield_then(300, i))
         .bounded(5, 3);
-    let poller = Poller::new();
-    let mut outputs = Vec::new();
-    loop {
-        let wakes = poller.wakes();
-        match poller.poll(&mut stream) {
-            Poll::Ready(Some(i)) => outputs.push(i),
-            Poll::Ready(None) => break,
-            // Nothing outside the stream will wake it: a `Pending` without
-            // a wake of its own would hang a real executor.
-            Poll::Pending => assert_eq!(poller.wakes(), wakes + 1, "a lost self-wake"),
-        }
-    }
-    outputs.sort_unstable();
+    // Nothing outside the stream will wake it: a `Pending` without a wake of
+    // its own would hang a real executor.
+    let outputs = Poller::new().drain_self_woken(&mut stream, |wakes| {
+        assert_eq!(wakes, 1, "a lost self-wake");
+    });
     assert_eq!(outputs, (0..count).collect::<Vec<_>>());
 }
 

@@ -211,17 +211,9 @@ fn a_wake_during_the_futures_own_poll_is_not_lost() {
     let mut stream = futures::stream::iter(0..count)
         .map(|i| yield_then(1 + i % 3, i))
         .bounded(4, 2);
-    let poller = Poller::new();
-    let mut outputs = Vec::new();
-    loop {
-        let wakes = poller.wakes();
-        match poller.poll(&mut stream) {
-            Poll::Ready(Some(i)) => outputs.push(i),
-            Poll::Ready(None) => break,
-            Poll::Pending => assert!(poller.wakes() > wakes, "pending with no wake pending"),
-        }
-    }
-    outputs.sort_unstable();
+    let outputs = Poller::new().drain_self_woken(&mut stream, |wakes| {
+        assert!(wakes > 0, "pending with no wake pending");
+    });
     assert_eq!(outputs, (0..count).collect::<Vec<_>>());
 }
 

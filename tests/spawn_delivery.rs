@@ -12,7 +12,8 @@ use std::task::Poll;
 use bounded_buffered::{BoundedStreamExt, Spawned, Stats};
 use futures::stream::{self, FusedStream, Stream, StreamExt};
 use support::{
-    Gates, SmolPool, StepExecutor, fresh_stats, poll_once, tokio_multi_thread, yield_now,
+    Gates, SmolPool, StepExecutor, assert_all_done, fresh_stats, poll_once, tokio_multi_thread,
+    yield_now,
 };
 
 const ITEMS: usize = 2_000;
@@ -30,11 +31,7 @@ fn jittery(items: usize) -> impl futures::Stream<Item = impl Future<Output = usi
 fn check_exactly_once(mut outputs: Vec<usize>, stats: Stats) {
     outputs.sort_unstable();
     assert_eq!(outputs, (0..ITEMS).collect::<Vec<_>>());
-    assert_eq!(
-        (stats.pulled, stats.completed),
-        (ITEMS as u64, ITEMS as u64)
-    );
-    assert_eq!((stats.active, stats.waiting, stats.held), (0, 0, 0));
+    assert_all_done(&stats, ITEMS);
 }
 
 #[test]

@@ -34,6 +34,6 @@ pub use poller::{Poller, poll_once};
 pub use rng::Rng;
 pub use schedule::{Case, OrderedIf, Run, Step};
 pub use source::{Counted, FedSource, Feed, counted, fed_source};
-pub use stats::fresh_stats;
+pub use stats::{assert_all_done, fresh_stats};
 pub use watchdog::{HANG_LIMIT, Watchdog, eventually};
 pub use yielding::{yield_now, yield_then};

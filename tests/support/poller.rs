@@ -42,6 +42,31 @@ impl Poller {
         outputs
     }
 
+    /// Polls to the end, with nothing but the stream's own wakes to go on:
+    /// calls `on_pending` with the wakes seen since the previous poll each time
+    /// the stream is `Pending` (a `Pending` with none would hang an executor).
+    /// Returns the outputs, sorted.
+    pub fn drain_self_woken<S>(
+        &self,
+        stream: &mut S,
+        mut on_pending: impl FnMut(usize),
+    ) -> Vec<S::Item>
+    where
+        S: Stream<Item: Ord> + Unpin + ?Sized,
+    {
+        let mut outputs = Vec::new();
+        loop {
+            let wakes = self.wakes();
+            match self.poll(stream) {
+                Poll::Ready(Some(output)) => outputs.push(output),
+                Poll::Ready(None) => break,
+                Poll::Pending => on_pending(self.wakes() - wakes),
+            }
+        }
+        outputs.sort_unstable();
+        outputs
+    }
+
     /// How often the waker was woken so far.
     pub fn wakes(&self) -> usize {
         self.wakes.get()

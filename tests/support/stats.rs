@@ -11,3 +11,13 @@ pub fn fresh_stats(workers: usize, waiting: usize) -> Stats {
     stats.waiting_limit = waiting;
     stats
 }
+
+/// Every one of `count` items was pulled and completed, and nothing is left
+/// running, waiting or held.
+pub fn assert_all_done(stats: &Stats, count: usize) {
+    assert_eq!(
+        (stats.pulled, stats.completed),
+        (count as u64, count as u64)
+    );
+    assert_eq!((stats.active, stats.waiting, stats.held), (0, 0, 0));
+}
