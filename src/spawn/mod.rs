@@ -360,8 +360,10 @@ impl<T> Spawned<T> {
     /// A raise of `workers` sends for a task at once: an idle one, or a new one
     /// (tasks grow on demand up to the limit in force). A raise of `waiting`
     /// has an idle task pull ahead at once; when every task is busy with an
-    /// item, the next to complete one pulls. A lowering leaves the tasks above
-    /// the new limit idle. The handle holds the stream's state weakly: kept
+    /// item, the next to complete one pulls. Pulling ahead is always done by
+    /// a task, so a stream paused (`set_workers(0)`) before its first task was
+    /// spawned pulls nothing until it is resumed. A lowering leaves the tasks
+    /// above the new limit idle. The handle holds the stream's state weakly: kept
     /// after the stream is dropped, it changes nothing and keeps nothing alive.
     ///
     /// # Examples
