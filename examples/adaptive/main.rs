@@ -95,7 +95,9 @@ fn chart(report: &Report) -> String {
         .max()
         .unwrap_or(1)
         .max(CAPACITY * 2) as f64;
-    let max_latency = 40.0; // ms
+    // Not a multiple of the limit axis: 10 and 20 ms must not sit on the
+    // lines of the two capacities.
+    let max_latency = 25.0; // ms
     let x = |t: Duration| pad + t.as_secs_f64() / end * (width - 2.0 * pad);
     let y_limit = |l: usize| height - pad - l as f64 / max_limit * (height - 2.0 * pad);
     let y_latency = |d: Duration| {
@@ -144,11 +146,32 @@ fn chart(report: &Report) -> String {
             y_limit(capacity) + 4.0
         );
     }
+    for ms in [10, 20] {
+        let at = y_latency(Duration::from_millis(ms));
+        svg += &format!(
+            "<line x1=\"{pad}\" y1=\"{at:.1}\" x2=\"{:.1}\" y2=\"{at:.1}\" stroke=\"#ddd\"/>\n<text x=\"{:.1}\" y=\"{:.1}\" fill=\"#777\">{ms} ms</text>\n",
+            width - pad,
+            width - pad + 5.0,
+            at + 4.0
+        );
+    }
+    let mut tick = Duration::ZERO;
+    while tick < report.elapsed {
+        svg += &format!(
+            "<line x1=\"{0:.1}\" y1=\"{1}\" x2=\"{0:.1}\" y2=\"{2}\" stroke=\"black\"/>\n<text x=\"{0:.1}\" y=\"{3}\" text-anchor=\"middle\">{4:.1}</text>\n",
+            x(tick),
+            height - pad,
+            height - pad + 5.0,
+            height - pad + 18.0,
+            tick.as_secs_f64()
+        );
+        tick += Duration::from_millis(500);
+    }
     svg += &format!(
-        "<line x1=\"{pad}\" y1=\"{0}\" x2=\"{1}\" y2=\"{0}\" stroke=\"black\"/>\n<text x=\"{1}\" y=\"{2}\" text-anchor=\"end\">{3:.2} s</text>\n",
+        "<line x1=\"{pad}\" y1=\"{0}\" x2=\"{1}\" y2=\"{0}\" stroke=\"black\"/>\n<text x=\"{1}\" y=\"{2}\" text-anchor=\"end\">time, s (virtual; run ends at {3:.2} s)</text>\n",
         height - pad,
         width - pad,
-        height - pad + 20.0,
+        height - pad + 36.0,
         end
     );
     svg += "</svg>\n";
