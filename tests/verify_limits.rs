@@ -21,17 +21,11 @@ mod support;
 
 use std::task::{Context, Poll};
 
-use bounded_buffered::{BoundedStreamExt, Stats};
+use bounded_buffered::BoundedStreamExt;
 use futures::stream::Stream;
 use futures_test::task::new_count_waker;
 use proptest::prelude::*;
-use support::Gates;
-
-#[derive(Clone, Copy, Debug)]
-enum Change {
-    Workers(usize),
-    Waiting(usize),
-}
+use support::{Change, Gates, InForce};
 
 #[derive(Debug, Clone)]
 struct Case {
@@ -44,21 +38,13 @@ struct Case {
     choices: Vec<usize>,
 }
 
-fn change() -> impl Strategy<Value = Change> {
-    prop_oneof![
-        4 => (0..=6usize).prop_map(Change::Workers),
-        1 => (60..=70usize).prop_map(Change::Workers),
-        3 => (0..=4usize).prop_map(Change::Waiting),
-    ]
-}
-
 fn case() -> impl Strategy<Value = Case> {
     (
         1..=5usize,
         0..=4usize,
         prop::option::of(1..=7usize),
         0..=90usize,
-        prop::collection::vec((change(), any::<bool>()), 0..=8),
+        prop::collection::vec((Change::strategy(60..=70), any::<bool>()), 0..=8),
         prop::collection::vec(any::<usize>(), 0..=150),
     )
         .prop_map(|(workers, waiting, window, items, changes, choices)| Case {
@@ -71,25 +57,6 @@ fn case() -> impl Strategy<Value = Case> {
         })
 }
 
-/// The limits in force and whether the work is within them.
-struct Limits {
-    workers: usize,
-    waiting: usize,
-    settled: bool,
-}
-
-impl Limits {
-    fn span(&self, case: &Case) -> usize {
-        case.window.unwrap_or(self.workers)
-    }
-
-    fn within(&self, case: &Case, stats: &Stats) -> bool {
-        stats.active <= self.workers
-            && stats.waiting <= self.waiting
-            && stats.active + stats.held <= self.span(case)
-    }
-}
-
 fn run(case: &Case) {
     let gates = Gates::new();
     let mut stream = gates.source(case.items).bounded(case.workers, case.waiting);
@@ -98,11 +65,7 @@ fn run(case: &Case) {
     }
     let handle = stream.limits();
     let mut stream = Box::pin(stream);
-    let mut limits = Limits {
-        workers: case.workers,
-        waiting: case.waiting,
-        settled: true,
-    };
+    let mut limits = InForce::new(case.workers, case.waiting, case.window);
     let mut changes = case.changes.clone();
     changes.reverse();
     let (waker, woken) = new_count_waker();
@@ -143,12 +106,9 @@ fn run(case: &Case) {
                 "pulled over the limit: {stats:?}"
             );
         }
-        limits.settled |= limits.within(case, &stats);
+        limits.settled |= limits.within(&stats);
         if limits.settled {
-            assert!(
-                limits.within(case, &stats),
-                "over budget once settled: {stats:?}"
-            );
+            assert!(limits.within(&stats), "over budget once settled: {stats:?}");
         }
         match poll {
             Poll::Ready(Some(_)) => continue,
@@ -162,7 +122,7 @@ fn run(case: &Case) {
                 "waiting left idle: {stats:?}"
             );
             assert!(
-                stats.active == limits.workers || stats.active + stats.held == limits.span(case),
+                stats.active == limits.workers || stats.active + stats.held == limits.span(),
                 "workers left idle: {stats:?}"
             );
         }
@@ -190,26 +150,8 @@ fn run(case: &Case) {
                 continue;
             }
             let (change, elsewhere) = changes.pop().unwrap();
-            let handle = handle.clone();
-            let apply = move || match change {
-                Change::Workers(n) => handle.set_workers(n),
-                Change::Waiting(n) => handle.set_waiting(n),
-            };
-            if elsewhere {
-                std::thread::spawn(apply).join().unwrap();
-            } else {
-                apply();
-            }
-            match change {
-                Change::Workers(n) => {
-                    limits.settled &= n >= limits.workers;
-                    limits.workers = n;
-                }
-                Change::Waiting(n) => {
-                    limits.settled &= n >= limits.waiting;
-                    limits.waiting = n;
-                }
-            }
+            change.make(&handle, elsewhere);
+            limits.apply(change, false);
             assert!(
                 woken.get() > pending_at,
                 "a change of limits did not wake the stream"

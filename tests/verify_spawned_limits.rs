@@ -26,13 +26,7 @@ use bounded_buffered::{BoundedStreamExt, Stats};
 use futures::StreamExt;
 use futures_test::task::new_count_waker;
 use proptest::prelude::*;
-use support::{Gates, OrderedIf, Rng, StepExecutor};
-
-#[derive(Clone, Copy, Debug)]
-enum Change {
-    Workers(usize),
-    Waiting(usize),
-}
+use support::{Change, Gates, InForce, OrderedIf, Rng, StepExecutor};
 
 #[derive(Debug, Clone)]
 struct Case {
@@ -45,21 +39,13 @@ struct Case {
     seed: u64,
 }
 
-fn change() -> impl Strategy<Value = Change> {
-    prop_oneof![
-        4 => (0..=6usize).prop_map(Change::Workers),
-        1 => (30..=40usize).prop_map(Change::Workers),
-        3 => (0..=4usize).prop_map(Change::Waiting),
-    ]
-}
-
 fn case() -> impl Strategy<Value = Case> {
     (
         1..=4usize,
         0..=4usize,
         prop::option::of(1..=6usize),
         0..=40usize,
-        prop::collection::vec((change(), any::<bool>()), 0..=8),
+        prop::collection::vec((Change::strategy(30..=40), any::<bool>()), 0..=8),
         any::<u64>(),
     )
         .prop_map(|(workers, waiting, window, items, changes, seed)| Case {
@@ -72,50 +58,12 @@ fn case() -> impl Strategy<Value = Case> {
         })
 }
 
-/// The limits in force, and what may be asserted of them.
-struct InForce {
-    workers: usize,
-    waiting: usize,
-    window: Option<usize>,
-    /// The work is within these limits (and has been since they last moved).
-    settled: bool,
-    /// `waiting` was raised while every task was busy, and no item completed
-    /// since.
-    waiting_raised: bool,
-}
-
-impl InForce {
-    fn within(&self, stats: &Stats) -> bool {
-        stats.active <= self.workers
-            && stats.waiting <= self.waiting
-            && stats.active + stats.held <= self.window.unwrap_or(self.workers)
-    }
-
-    /// Whether the budgets are exactly full. Pulling ahead is done by tasks: a
-    /// stream paused before its first task was spawned has none to do it.
-    fn full(&self, stats: &Stats, tasks: usize) -> bool {
-        let span = self.window.unwrap_or(self.workers);
-        let workers_full = stats.active == self.workers || stats.active + stats.held == span;
-        let waiting_full = self.waiting_raised || tasks == 0 || stats.waiting == self.waiting;
-        workers_full && waiting_full
-    }
-
-    /// `all_busy`: every task spawned so far was running an item when the
-    /// change was made (only then may a raise of `waiting` wait for a
-    /// completion).
-    fn apply(&mut self, change: Change, all_busy: bool) {
-        match change {
-            Change::Workers(n) => {
-                self.settled &= n >= self.workers;
-                self.workers = n;
-            }
-            Change::Waiting(n) => {
-                self.settled &= n >= self.waiting;
-                self.waiting_raised |= n > self.waiting && all_busy;
-                self.waiting = n;
-            }
-        }
-    }
+/// Whether the budgets are exactly full. Pulling ahead is done by tasks: a
+/// stream paused before its first task was spawned has none to do it.
+fn full(limits: &InForce, stats: &Stats, tasks: usize) -> bool {
+    let workers_full = stats.active == limits.workers || stats.active + stats.held == limits.span();
+    let waiting_full = limits.waiting_raised || tasks == 0 || stats.waiting == limits.waiting;
+    workers_full && waiting_full
 }
 
 fn run(case: &Case) {
@@ -129,13 +77,7 @@ fn run(case: &Case) {
     let early = (case.seed % 2 == 0).then(|| stream.limits());
     let mut stream = stream.spawn_on(executor.spawner());
     let handle = early.unwrap_or_else(|| stream.limits());
-    let mut limits = InForce {
-        workers: case.workers,
-        waiting: case.waiting,
-        window: case.window,
-        settled: true,
-        waiting_raised: false,
-    };
+    let mut limits = InForce::new(case.workers, case.waiting, case.window);
     let mut changes = case.changes.clone();
     changes.reverse();
     let mut rng = Rng::new(case.seed);
@@ -188,16 +130,7 @@ fn run(case: &Case) {
             6 if !changes.is_empty() => {
                 let (change, elsewhere) = changes.pop().unwrap();
                 let all_busy = executor.spawns() == stream.stats().active;
-                let handle = handle.clone();
-                let apply = move || match change {
-                    Change::Workers(n) => handle.set_workers(n),
-                    Change::Waiting(n) => handle.set_waiting(n),
-                };
-                if elsewhere {
-                    std::thread::spawn(apply).join().unwrap();
-                } else {
-                    apply();
-                }
+                change.make(&handle, elsewhere);
                 limits.apply(change, all_busy);
             }
             _ => continue,
@@ -238,7 +171,7 @@ fn run(case: &Case) {
             assert!(limits.within(&stats), "over budget once settled: {stats:?}");
             let idle = polled && !executor.has_ready() && pulled < case.items;
             assert!(
-                !idle || limits.full(&stats, executor.spawns()),
+                !idle || full(&limits, &stats, executor.spawns()),
                 "tasks idle with budget left: {stats:?}, workers {} waiting {}",
                 limits.workers,
                 limits.waiting

@@ -9,12 +9,14 @@
 //! - `yielding`: futures that need several polls.
 //! - `executors`: tokio's runtimes, a smol pool, a step-by-step executor.
 //! - `schedule`: a spawned stream stepped at random, budgets checked each step.
+//! - `limits`: limit changes and the limits in force, for property tests.
 //! - `stress`: item counts, completer threads, the exactly-once tally.
 //! - `panic`, `rng`, `watchdog`: expected panics, one generator, hang limits.
 #![allow(dead_code, unused_imports)]
 
 mod executors;
 mod gate;
+mod limits;
 mod panic;
 mod poller;
 mod rng;
@@ -29,6 +31,7 @@ pub use executors::{
     SmolPool, StepExecutor, tokio_current_thread, tokio_multi_thread, tokio_paused_clock,
 };
 pub use gate::{Counts, Fault, Gate, GateSource, Gates, Output};
+pub use limits::{Change, InForce};
 pub use panic::{INJECTED, POLLED_AFTER_ESCAPE, POLLED_AFTER_PANIC, caught, quiet_injected_panics};
 pub use poller::{Poller, poll_once};
 pub use rng::Rng;
