@@ -52,15 +52,15 @@ pin_project! {
 
 /// What the stream holds for an item until it is handed out: its output, or with
 /// `max_wait` the output or the expiry.
-type Outcome<S, P, K> =
+pub(crate) type Outcome<S, P, K> =
     <<K as Clocking>::Expiry as Expiry>::Outcome<<P as Policy<S>>::Ok, <P as Policy<S>>::Source>;
 
 /// What the stream yields.
-type Item<S, P, K> = <P as Policy<S>>::Item<Outcome<S, P, K>>;
+pub(crate) type Item<S, P, K> = <P as Policy<S>>::Item<Outcome<S, P, K>>;
 
 /// A never-polled stream taken apart by [`BoundedBuffered::into_parts`]: what
 /// another driver (the spawned mode) needs to carry on exactly where it was.
-pub(crate) struct Parts<S> {
+pub(crate) struct Parts<S, P: Policy<S>, K> {
     pub(crate) source: S,
     /// The budgets, with any change a [`Limits`] handle made already applied.
     pub(crate) budgets: Budgets,
@@ -68,6 +68,10 @@ pub(crate) struct Parts<S> {
     pub(crate) closed: bool,
     /// The handles' shared limits, if one was asked for: they must keep working.
     pub(crate) limits: Option<Arc<limits::Shared>>,
+    /// The clock, with what it measures and the timings recorded (none yet).
+    pub(crate) clock: K,
+    /// The adaptive controller, if any.
+    pub(crate) adaptive: Adjust<Output<S, P>>,
 }
 
 /// What a future returns, before the policy settles it.
@@ -478,7 +482,7 @@ impl<S, P: Policy<S>, K: Clocking> BoundedBuffered<S, P, K> {
     ///
     /// If the stream was already polled: its in-flight work cannot move.
     #[track_caller]
-    pub(crate) fn into_parts(self) -> Parts<S> {
+    pub(crate) fn into_parts(self) -> Parts<S, P, K> {
         assert!(
             self.core.phase == Phase::New,
             "a `BoundedBuffered` can change mode only before it is first polled"
@@ -496,6 +500,8 @@ impl<S, P: Policy<S>, K: Clocking> BoundedBuffered<S, P, K> {
             budgets,
             closed: core.source.into_inner() & SOURCE_CLOSED != 0,
             limits,
+            clock: core.clock,
+            adaptive: core.adaptive,
         }
     }
 

@@ -126,21 +126,31 @@ impl<T> Held<T> {
     /// cancelled), so nothing behind it can be yielded in order.
     #[cold]
     pub(crate) fn keep_in_order_prefix(&mut self) {
+        drop(self.split_off_unyieldable());
+    }
+
+    /// [`Held::keep_in_order_prefix`], handing back the outputs it removes
+    /// instead of dropping them, for a caller that must drop them later (the
+    /// spawned mode: not under its lock).
+    #[cold]
+    pub(crate) fn split_off_unyieldable(&mut self) -> Vec<T> {
         let Order::Ordered { ring, front, next } = &mut self.order else {
-            return;
+            return Vec::new();
         };
         let mask = ring.len().wrapping_sub(1);
         let mut end = *front;
         while end < *next && ring[end as usize & mask].is_some() {
             end += 1;
         }
+        let mut removed = Vec::new();
         for position in end..*next {
             if let Some(output) = ring[position as usize & mask].take() {
                 self.len -= 1;
-                drop(output);
+                removed.push(output);
             }
         }
         *next = end;
+        removed
     }
 }
 

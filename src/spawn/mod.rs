@@ -123,6 +123,7 @@
 //!   would come from `State::complete`.
 
 mod counts;
+mod run;
 mod shared;
 mod source;
 mod spawner;
@@ -133,43 +134,38 @@ mod worker;
 use std::fmt;
 use std::panic;
 use std::pin::Pin;
-use std::sync::OnceLock;
 use std::task::{Context, Poll};
 
 use futures_core::stream::{FusedStream, Stream};
 
+use self::run::Spec;
 use self::shared::Shared;
-use self::state::{Handout, Output};
-use crate::bounded::{BoundedBuffered, Parts};
+use self::state::{Handout, Start};
+use crate::bounded::{BoundedBuffered, Item, Outcome, Parts};
 use crate::budget::Budgets;
-use crate::limits::{self, Limits, Retarget, Signal};
+use crate::clock::Clocking;
+use crate::failure::Policy;
+use crate::limits::{self, Limits, Signal};
 use crate::stats::Stats;
 use crate::sync::Arc;
+use crate::timings::Timings;
 
 #[cfg(feature = "smol")]
 pub use self::spawner::SmolGlobal;
 pub use self::spawner::Spawner;
 
-/// The sources spawned mode runs: the source, its futures and their outputs
-/// move to the executor's threads and outlive the caller.
-pub(crate) trait SendSource:
-    Stream<Item: Future<Output: Send + 'static> + Send + 'static> + Send + 'static
-{
-}
-
-impl<S> SendSource for S
+/// Spawned mode runs what in-place mode runs: the source, its futures, their
+/// outputs and errors move to the executor's threads and outlive the caller.
+impl<S, P, K> BoundedBuffered<S, P, K>
 where
     S: Stream + Send + 'static,
-    S::Item: Future + Send + 'static,
-    Output<S>: Send + 'static,
-{
-}
-
-impl<S> BoundedBuffered<S>
-where
-    S: Stream + Send + 'static,
-    S::Item: Future + Send + 'static,
-    <S::Item as Future>::Output: Send + 'static,
+    P: Policy<S> + 'static,
+    P::Future: Send + 'static,
+    <P::Future as Future>::Output: Send + 'static,
+    P::Error: Send + 'static,
+    Outcome<S, P, K>: Send + 'static,
+    Item<S, P, K>: Send + 'static,
+    K: Clocking<Stamp: Send + Default> + Send + 'static,
 {
     /// Runs the same budgets with the futures in worker tasks on `executor`,
     /// so they make progress while the consumer is busy elsewhere, and run in
@@ -209,27 +205,32 @@ where
     /// # }
     /// ```
     #[track_caller]
-    pub fn spawn_on<E: Spawner>(self, executor: E) -> Spawned<<S::Item as Future>::Output> {
+    pub fn spawn_on<E: Spawner>(self, executor: E) -> Spawned<Item<S, P, K>> {
         let Parts {
             source,
             budgets,
             closed,
             limits,
+            clock,
+            adaptive,
         } = self.into_parts();
-        let shared = Arc::new(Shared::new(source, budgets));
+        let shared = Arc::new(Shared::<Spec<S, P, K>>::new(Start {
+            source,
+            budgets,
+            clock,
+            adaptive,
+            limits: limits.clone(),
+        }));
         if closed {
             shared.close();
         }
-        let handles = OnceLock::new();
         if let Some(limits) = limits {
             // Handles taken before the switch now reach the tasks.
-            limits.redirect(Signal::Spawned(shared.limits_target()));
-            handles.get_or_init(|| limits);
+            limits.redirect(Signal::Spawned(Shared::limits_target(&shared)));
         }
         Spawned {
             shared: Box::new(shared),
             phase: Phase::New(Box::new(executor)),
-            limits: handles,
         }
     }
 }
@@ -249,8 +250,10 @@ trait Outputs<T>: Send + Sync {
     fn close(&self);
     /// Cancels every task and drops the held outputs.
     fn stop(&self);
-    /// Where [`Limits`] handles send their changes.
-    fn limits_target(&self) -> std::sync::Arc<dyn Retarget>;
+    /// What the [`Limits`] handles share, made on the first call.
+    fn limits(&self) -> std::sync::Arc<limits::Shared>;
+    /// A copy of the time distributions, if timing is on.
+    fn timings(&self) -> Option<Timings>;
 }
 
 /// Stream for the [`spawn_on`](BoundedBuffered::spawn_on) method.
@@ -262,9 +265,6 @@ trait Outputs<T>: Send + Sync {
 pub struct Spawned<T> {
     shared: Box<dyn Outputs<T>>,
     phase: Phase,
-    /// What the [`Limits`] handles share, once one was asked for (here or
-    /// before `spawn_on`).
-    limits: OnceLock<std::sync::Arc<limits::Shared>>,
 }
 
 enum Phase {
@@ -387,15 +387,49 @@ impl<T> Spawned<T> {
     /// # }
     /// ```
     pub fn limits(&self) -> Limits {
-        let shared = self.limits.get_or_init(|| {
-            let budgets = self.shared.budgets();
-            std::sync::Arc::new(limits::Shared::new(
-                budgets.workers,
-                budgets.waiting,
-                Signal::Spawned(self.shared.limits_target()),
-            ))
-        });
-        Limits::new(std::sync::Arc::clone(shared))
+        Limits::new(self.shared.limits())
+    }
+}
+
+impl<T> Spawned<T> {
+    /// A copy of the time distributions if [`timed`](BoundedBuffered::timed)
+    /// was called before [`spawn_on`](BoundedBuffered::spawn_on), `None`
+    /// otherwise: the same three as in place (see [`Timings`]).
+    ///
+    /// The worker tasks share one clock reading per lock section: a task
+    /// reads it when it takes an item (the start, and the wait of an item that
+    /// waited) and when it hands an output over (the run); the consumer when
+    /// it takes one (the time held). A duration is exact to within the time
+    /// between the event and the lock section that records it: the task's
+    /// poll of the future that completed, or the consumer's wake-up.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let mut jobs = stream::iter(0..4u32)
+    ///     .map(|n| async move {
+    ///         tokio::time::sleep(Duration::from_millis(10)).await;
+    ///         n
+    ///     })
+    ///     .bounded(2, 2)
+    ///     .timed()
+    ///     .clock(|| tokio::time::Instant::now().into_std())
+    ///     .spawn_on(tokio::runtime::Handle::current());
+    /// while jobs.next().await.is_some() {}
+    /// let timings = jobs.timings().expect("timed");
+    /// assert_eq!(timings.run.count(), 4);
+    /// assert_eq!(timings.run.max(), Duration::from_millis(10));
+    /// # }
+    /// ```
+    pub fn timings(&self) -> Option<Timings> {
+        self.shared.timings()
     }
 }
 

@@ -5,19 +5,19 @@
 use std::panic::{self, AssertUnwindSafe};
 use std::task::{Context, Poll};
 
-use futures_core::Stream;
-
+use super::Outputs;
+use super::run::Run;
 use super::spawner::Spawner;
-use super::state::{Deferred, Failure, Handout, Leftovers, Output, State};
+use super::state::{Deferred, Failure, Handout, Leftovers, Start, State};
 use super::worker::Worker;
-use super::{Outputs, SendSource};
 use crate::budget::Budgets;
-use crate::limits::{self, Retarget};
+use crate::limits::{self, Retarget, Signal};
 use crate::stats::Stats;
 use crate::sync::{self, Arc, AtomicBool, Mutex, MutexGuard, Ordering, Weak};
+use crate::timings::Timings;
 
-pub(super) struct Shared<S: SendSource> {
-    state: Mutex<State<S>>,
+pub(super) struct Shared<R: Run> {
+    state: Mutex<State<R>>,
     /// Mirrors the state's `cancelled` for the tasks' check at the start of
     /// each poll, made without the lock. Set before the tasks are woken.
     cancelled: AtomicBool,
@@ -26,16 +26,16 @@ pub(super) struct Shared<S: SendSource> {
     spawner: Mutex<Option<Box<dyn Spawner>>>,
 }
 
-impl<S: SendSource> Shared<S> {
-    pub(super) fn new(source: S, budgets: Budgets) -> Self {
+impl<R: Run> Shared<R> {
+    pub(super) fn new(start: Start<R>) -> Self {
         Self {
-            state: Mutex::new(State::new(source, budgets)),
+            state: Mutex::new(State::new(start)),
             cancelled: AtomicBool::new(false),
             spawner: Mutex::new(None),
         }
     }
 
-    pub(super) fn lock(&self) -> MutexGuard<'_, State<S>> {
+    pub(super) fn lock(&self) -> MutexGuard<'_, State<R>> {
         self.state.lock()
     }
 
@@ -44,20 +44,24 @@ impl<S: SendSource> Shared<S> {
     }
 
     /// Runs one lock section, then what it deferred.
-    pub(super) fn section<R>(
+    pub(super) fn section<T>(
         this: &Arc<Self>,
-        section: impl FnOnce(&mut State<S>) -> (R, Deferred<S>),
-    ) -> R {
+        section: impl FnOnce(&mut State<R>) -> (T, Deferred<R>),
+    ) -> T {
         Self::section_handing_off(this, section).0
     }
 
     /// [`Shared::section`], also saying whether the section sent another task
     /// for work (woke an idle one or spawned one).
-    pub(super) fn section_handing_off<R>(
+    pub(super) fn section_handing_off<T>(
         this: &Arc<Self>,
-        section: impl FnOnce(&mut State<S>) -> (R, Deferred<S>),
-    ) -> (R, bool) {
-        let (result, deferred) = section(&mut this.lock());
+        section: impl FnOnce(&mut State<R>) -> (T, Deferred<R>),
+    ) -> (T, bool) {
+        let (result, deferred) = {
+            let mut state = this.lock();
+            state.begin_section();
+            section(&mut state)
+        };
         let handed_off = deferred.searcher.is_some() || deferred.spawn;
         Self::after(this, deferred);
         (result, handed_off)
@@ -65,7 +69,7 @@ impl<S: SendSource> Shared<S> {
 
     /// What a lock section left for after it: wakes and spawns first, user
     /// destructors last, so a destructor that panics cannot strand a wake.
-    fn after(this: &Arc<Self>, deferred: Deferred<S>) {
+    fn after(this: &Arc<Self>, deferred: Deferred<R>) {
         let Deferred {
             consumer,
             searcher,
@@ -135,6 +139,11 @@ impl<S: SendSource> Shared<S> {
         Self::section(this, |state| ((), state.fail(failure)));
     }
 
+    /// Where [`Limits`](crate::Limits) handles send their changes.
+    pub(super) fn limits_target(this: &Arc<Self>) -> std::sync::Arc<dyn Retarget> {
+        std::sync::Arc::new(LimitsTarget(sync::downgrade(this)))
+    }
+
     /// Cancels every task (the stream ended or is dropped).
     fn cancel(this: &Arc<Self>) {
         Self::section(this, |state| ((), state.stop()));
@@ -145,10 +154,11 @@ impl<S: SendSource> Shared<S> {
 /// each drops its own future on its next poll. A destructor that panics here
 /// is swallowed: the stream is over, and nobody is left to hear of it; the
 /// items after it are still dropped.
-fn release<S: Stream>(leftovers: Leftovers<S>) {
+fn release<R: Run>(leftovers: Leftovers<R>) {
     let Leftovers {
         source,
         waiting,
+        held,
         tasks,
         consumer,
     } = leftovers;
@@ -162,13 +172,16 @@ fn release<S: Stream>(leftovers: Leftovers<S>) {
     for item in waiting {
         drop(panic::catch_unwind(AssertUnwindSafe(|| drop(item))));
     }
+    for output in held {
+        drop(panic::catch_unwind(AssertUnwindSafe(|| drop(output))));
+    }
 }
 
 /// What a [`Limits`](crate::Limits) handle holds: the state, weakly, so a
 /// handle kept after the stream is gone keeps nothing of it alive.
-struct LimitsTarget<S: SendSource>(Weak<Shared<S>>);
+struct LimitsTarget<R: Run>(Weak<Shared<R>>);
 
-impl<S: SendSource> Retarget for LimitsTarget<S> {
+impl<R: Run> Retarget for LimitsTarget<R> {
     fn apply(&self, limits: &limits::Shared) {
         if let Some(shared) = self.0.upgrade() {
             Shared::section(&shared, |state| ((), state.set_limits(limits.get())));
@@ -176,9 +189,20 @@ impl<S: SendSource> Retarget for LimitsTarget<S> {
     }
 }
 
-impl<S: SendSource> Outputs<Output<S>> for Arc<Shared<S>> {
-    fn limits_target(&self) -> std::sync::Arc<dyn Retarget> {
-        std::sync::Arc::new(LimitsTarget(sync::downgrade(self)))
+impl<R: Run> Outputs<R::Item> for Arc<Shared<R>> {
+    fn limits(&self) -> std::sync::Arc<limits::Shared> {
+        let target = Shared::limits_target(self);
+        self.lock().limits(|budgets| {
+            std::sync::Arc::new(limits::Shared::new(
+                budgets.workers,
+                budgets.waiting,
+                Signal::Spawned(target),
+            ))
+        })
+    }
+
+    fn timings(&self) -> Option<Timings> {
+        self.lock().timings()
     }
 
     fn start(&self, spawner: Box<dyn Spawner>) {
@@ -186,7 +210,7 @@ impl<S: SendSource> Outputs<Output<S>> for Arc<Shared<S>> {
         Shared::section(self, |state| ((), state.begin()));
     }
 
-    fn poll_output(&self, cx: &mut Context<'_>) -> Poll<Handout<Output<S>>> {
+    fn poll_output(&self, cx: &mut Context<'_>) -> Poll<Handout<R::Item>> {
         let handout = Shared::section(self, |state| state.hand_out(cx.waker()));
         match handout {
             Handout::Pending => Poll::Pending,

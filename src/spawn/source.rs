@@ -5,32 +5,33 @@ use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use futures_core::Stream;
+use super::run::Run;
 
 /// What one pull gave.
-pub(super) enum Pulled<S: Stream> {
-    Item(S::Item),
+pub(super) enum Pulled<R: Run> {
+    /// A future to run, or the error that ends the run (`try_bounded`).
+    Item(Result<R::Future, R::Error>),
     /// Nothing now: the source is gone (it ended, panicked or was dropped) or
     /// is pending and will wake the task that polled it.
     Nothing,
     /// The source returned `None` just now; here it is, to be dropped once the
     /// lock is released (its destructor is user code).
-    Ended(Pin<Box<S>>),
+    Ended(Pin<Box<R::Source>>),
     /// The source panicked; here it is (if it can be dropped at all) with the
     /// payload, both to be dealt with once the lock is released.
-    Panicked(Pin<Box<S>>, Box<dyn Any + Send>),
+    Panicked(Pin<Box<R::Source>>, Box<dyn Any + Send>),
 }
 
-pub(super) struct Source<S> {
+pub(super) struct Source<R: Run> {
     /// `None` once it ended, panicked, or was taken away to be dropped.
-    stream: Option<Pin<Box<S>>>,
+    stream: Option<Pin<Box<R::Source>>>,
     /// The task whose waker the source holds since it returned `Pending`;
     /// nobody polls it until that task was polled again.
     waiter: Option<usize>,
 }
 
-impl<S: Stream> Source<S> {
-    pub(super) fn new(stream: S) -> Self {
+impl<R: Run> Source<R> {
+    pub(super) fn new(stream: R::Source) -> Self {
         Self {
             stream: Some(Box::pin(stream)),
             waiter: None,
@@ -61,14 +62,14 @@ impl<S: Stream> Source<S> {
     /// Polls the source once for task `index`, whose context `cx` is. The
     /// source's panic is caught here, under the lock, so the lock is never
     /// poisoned and nobody else pulls from a source that panicked.
-    pub(super) fn pull(&mut self, index: usize, cx: &mut Context<'_>) -> Pulled<S> {
+    pub(super) fn pull(&mut self, index: usize, cx: &mut Context<'_>) -> Pulled<R> {
         if self.waiter.is_some() {
             return Pulled::Nothing;
         }
         let Some(stream) = &mut self.stream else {
             return Pulled::Nothing;
         };
-        match panic::catch_unwind(AssertUnwindSafe(|| stream.as_mut().poll_next(cx))) {
+        match panic::catch_unwind(AssertUnwindSafe(|| R::poll_source(stream.as_mut(), cx))) {
             Ok(Poll::Ready(Some(item))) => Pulled::Item(item),
             Ok(Poll::Ready(None)) => Pulled::Ended(self.take().expect("polled just now")),
             Ok(Poll::Pending) => {
@@ -81,7 +82,7 @@ impl<S: Stream> Source<S> {
 
     /// Takes the source away (to drop it once the lock is released): nothing
     /// is pulled from then on.
-    pub(super) fn take(&mut self) -> Option<Pin<Box<S>>> {
+    pub(super) fn take(&mut self) -> Option<Pin<Box<R::Source>>> {
         self.waiter = None;
         self.stream.take()
     }

@@ -12,20 +12,25 @@ use std::any::Any;
 use std::collections::VecDeque;
 use std::mem;
 use std::pin::Pin;
+use std::sync::OnceLock;
 use std::task::{Context, Waker};
-
-use futures_core::Stream;
+use std::time::Duration;
 
 use super::counts::Counts;
+use super::run::{Proof, Run};
 use super::source::{Pulled, Source};
 use super::tasks::{TaskHandle, Tasks};
+use crate::adaptive::Adjust;
 use crate::budget::Budgets;
+use crate::clock::Clocking;
 use crate::held::Held;
+use crate::limits;
 use crate::stats::Stats;
 use crate::sync::Arc;
+use crate::timings::Timings;
 
-/// The output type of a source's futures.
-pub(super) type Output<S> = <<S as Stream>::Item as Future>::Output;
+/// When something happened to an item: `()` unless the stream reads a clock.
+pub(super) type Stamp<R> = <<R as Run>::Clock as Clocking>::Stamp;
 
 /// Why the stream cannot go on.
 pub(super) enum Failure {
@@ -36,9 +41,9 @@ pub(super) enum Failure {
 }
 
 /// What a worker task does next.
-pub(super) enum Next<F> {
-    /// Run this future, the item at this input position.
-    Run(u64, F),
+pub(super) enum Next<R: Run> {
+    /// Run this future, the item at this input position, started at this time.
+    Run(u64, Stamp<R>, R::Future),
     /// Nothing to start: sleep until woken.
     Park,
     /// The stream was cancelled: end the task.
@@ -57,16 +62,19 @@ pub(super) enum Handout<T> {
 
 /// What a cancellation took out of the state, to be dropped and woken once the
 /// lock is released.
-pub(super) struct Leftovers<S: Stream> {
-    pub(super) source: Option<Pin<Box<S>>>,
-    pub(super) waiting: VecDeque<S::Item>,
+pub(super) struct Leftovers<R: Run> {
+    pub(super) source: Option<Pin<Box<R::Source>>>,
+    pub(super) waiting: VecDeque<(Stamp<R>, R::Future)>,
+    /// Held outputs a fail-fast error made unyieldable (ordered: those behind
+    /// the first gap).
+    pub(super) held: Vec<(Stamp<R>, R::Outcome)>,
     pub(super) tasks: Vec<Arc<TaskHandle>>,
     pub(super) consumer: Option<Waker>,
 }
 
 /// The work a lock section leaves for after the lock is released.
 #[must_use = "wakes and spawns left undone strand work"]
-pub(super) struct Deferred<S: Stream> {
+pub(super) struct Deferred<R: Run> {
     /// The consumer parked and now has something to take (or the stream ended).
     pub(super) consumer: Option<Waker>,
     /// An idle task made the searcher.
@@ -74,15 +82,15 @@ pub(super) struct Deferred<S: Stream> {
     /// A task was counted and must be spawned.
     pub(super) spawn: bool,
     /// The source returned `None`: drop it.
-    pub(super) ended: Option<Pin<Box<S>>>,
+    pub(super) ended: Option<Pin<Box<R::Source>>>,
     /// The stream was cancelled (or failed) in this section.
-    pub(super) cancelled: Option<Leftovers<S>>,
+    pub(super) cancelled: Option<Leftovers<R>>,
     /// A failure that came too late to report, dropped outside the lock (its
     /// payload is a user type).
     pub(super) unreported: Option<Failure>,
 }
 
-impl<S: Stream> Deferred<S> {
+impl<R: Run> Deferred<R> {
     fn new() -> Self {
         Self {
             consumer: None,
@@ -95,16 +103,18 @@ impl<S: Stream> Deferred<S> {
     }
 }
 
-pub(super) struct State<S: Stream>
-where
-    S::Item: Future,
-{
+pub(super) struct State<R: Run> {
     /// Read on every admission decision, never copied into a task.
     budgets: Budgets,
-    source: Source<S>,
-    /// Items pulled and not started, oldest first.
-    waiting: VecDeque<S::Item>,
-    held: Held<Output<S>>,
+    source: Source<R>,
+    /// Items pulled and not started, oldest first, each with the time it was
+    /// pulled.
+    waiting: VecDeque<(Stamp<R>, R::Future)>,
+    /// Outcomes not handed out yet, each with the time it completed.
+    held: Held<(Stamp<R>, R::Outcome)>,
+    /// How many held outcomes are expired items (always 0 without `max_wait`):
+    /// they count against the waiting budget, not the workers'.
+    held_expired: usize,
     /// Ordered: the input position of the next output to hand out, so a
     /// completion wakes the consumer only when it can take something.
     front: u64,
@@ -113,18 +123,44 @@ where
     /// The consumer's waker while it is parked; taken by whoever wakes it.
     consumer: Option<Waker>,
     failure: Option<Failure>,
+    /// `try_bounded`'s error that ended the run, until it is handed out (after
+    /// the outputs that may precede it).
+    error: Option<R::Error>,
+    /// An error ended the run: once the outputs before it and the error are
+    /// handed out, the stream ends.
+    failed_fast: bool,
     /// No task starts or pulls anything from now on, and every task ends.
     cancelled: bool,
     /// The first poll has happened: tasks may be sent for. Before it, nothing
     /// is spawned (a limits change only records the new limits).
     begun: bool,
+    /// Read at most once per lock section (see [`State::begin_section`]).
+    clock: R::Clock,
+    /// The adaptive controller, if any, fed in [`State::complete`].
+    adaptive: Adjust<R::Output>,
+    /// What the [`Limits`](crate::Limits) handles share, once one was asked
+    /// for: a controller's decision is published there.
+    limits: OnceLock<std::sync::Arc<limits::Shared>>,
 }
 
-impl<S: Stream> State<S>
-where
-    S::Item: Future,
-{
-    pub(super) fn new(source: S, budgets: Budgets) -> Self {
+/// What [`State::new`] starts from: a never-polled stream's parts.
+pub(super) struct Start<R: Run> {
+    pub(super) source: R::Source,
+    pub(super) budgets: Budgets,
+    pub(super) clock: R::Clock,
+    pub(super) adaptive: Adjust<R::Output>,
+    pub(super) limits: Option<std::sync::Arc<limits::Shared>>,
+}
+
+impl<R: Run> State<R> {
+    pub(super) fn new(start: Start<R>) -> Self {
+        let Start {
+            source,
+            budgets,
+            clock,
+            adaptive,
+            limits,
+        } = start;
         Self {
             budgets,
             source: Source::new(source),
@@ -134,14 +170,39 @@ where
             } else {
                 Held::unordered()
             },
+            held_expired: 0,
             front: 0,
             counts: Counts::default(),
             tasks: Tasks::new(),
             consumer: None,
             failure: None,
+            error: None,
+            failed_fast: false,
             cancelled: false,
             begun: false,
+            clock,
+            adaptive,
+            limits: limits.map(OnceLock::from).unwrap_or_default(),
         }
+    }
+
+    /// Every lock section begins here: the clock reading of the previous one
+    /// is stale (the clock is read lazily, at most once per section).
+    pub(super) fn begin_section(&mut self) {
+        self.clock.begin_poll();
+    }
+
+    /// A copy of the time distributions, if timing is on.
+    pub(super) fn timings(&self) -> Option<Timings> {
+        self.clock.timings()
+    }
+
+    /// The handles' shared limits, made by `make` the first time.
+    pub(super) fn limits(
+        &self,
+        make: impl FnOnce(Budgets) -> std::sync::Arc<limits::Shared>,
+    ) -> std::sync::Arc<limits::Shared> {
+        std::sync::Arc::clone(self.limits.get_or_init(|| make(self.budgets)))
     }
 
     pub(super) fn budgets(&self) -> Budgets {
@@ -167,7 +228,7 @@ where
     // -- The consumer's sections ------------------------------------------
 
     /// The first poll: the stream looks for work for the first time.
-    pub(super) fn begin(&mut self) -> Deferred<S> {
+    pub(super) fn begin(&mut self) -> Deferred<R> {
         let mut deferred = Deferred::new();
         self.begun = true;
         self.dispatch(&mut deferred);
@@ -181,7 +242,7 @@ where
     /// is free but the queue may grow, an idle task to pull ahead (its
     /// `find_work` tops the queue up). With every task busy, that top-up is
     /// made by the next task to complete an item.
-    pub(super) fn set_limits(&mut self, (workers, waiting): (usize, usize)) -> Deferred<S> {
+    pub(super) fn set_limits(&mut self, (workers, waiting): (usize, usize)) -> Deferred<R> {
         let mut deferred = Deferred::new();
         self.budgets.set(workers, waiting);
         if !self.begun || self.cancelled {
@@ -200,18 +261,31 @@ where
         deferred
     }
 
-    /// The consumer's poll: a failure first, then the next output (taking it
-    /// frees budget, which the searcher is sent for), then the end; otherwise
-    /// it registers `waker` and parks.
-    pub(super) fn hand_out(&mut self, waker: &Waker) -> (Handout<Output<S>>, Deferred<S>) {
+    /// The consumer's poll: a panic first, then the next output (taking it
+    /// frees budget, which the searcher is sent for), then the error that
+    /// ended the run, then the end; otherwise it registers `waker` and parks.
+    pub(super) fn hand_out(&mut self, waker: &Waker) -> (Handout<R::Item>, Deferred<R>) {
         let mut deferred = Deferred::new();
         if let Some(failure) = self.failure.take() {
             return (Handout::Failed(failure), deferred);
         }
-        if let Some(output) = self.held.pop() {
+        if let Some((completed, outcome)) = self.held.pop() {
             self.front += 1;
+            self.clock.handed_out(completed);
+            if R::is_expired(&outcome) {
+                self.held_expired -= 1;
+            }
             self.dispatch(&mut deferred);
-            return (Handout::Output(output), deferred);
+            return (Handout::Output(R::ok(outcome)), deferred);
+        }
+        if self.failed_fast {
+            // What the held outputs allowed was handed out: the error, then
+            // the end (nothing runs or waits any more).
+            let handout = match self.error.take() {
+                Some(error) => Handout::Output(R::err(error)),
+                None => Handout::End,
+            };
+            return (handout, deferred);
         }
         if self.is_finished() {
             deferred.cancelled = self.cancel();
@@ -228,7 +302,7 @@ where
     /// dropped once the lock is released), so nothing more is pulled; the
     /// running and waiting items still finish and are handed out, and then
     /// the stream ends. Wakes a parked consumer if that end is now.
-    pub(super) fn close(&mut self) -> Deferred<S> {
+    pub(super) fn close(&mut self) -> Deferred<R> {
         let mut deferred = Deferred::new();
         if let Some(waiter) = self.source.waiter() {
             // Its next poll need not let anyone pull again: nobody will.
@@ -240,7 +314,7 @@ where
     }
 
     /// Takes the held outputs away, for the stream's `Drop`.
-    pub(super) fn take_held(&mut self) -> Held<Output<S>> {
+    pub(super) fn take_held(&mut self) -> Held<(Stamp<R>, R::Outcome)> {
         mem::replace(&mut self.held, Held::unordered())
     }
 
@@ -253,7 +327,7 @@ where
         &mut self,
         index: usize,
         cx: &mut Context<'_>,
-    ) -> (Next<S::Item>, Deferred<S>) {
+    ) -> (Next<R>, Deferred<R>) {
         let mut deferred = Deferred::new();
         if self.cancelled {
             return (Next::Stop, deferred);
@@ -264,10 +338,12 @@ where
         (next, deferred)
     }
 
-    /// Task `index` completed the item at `position`: stores its output (and
-    /// wakes the consumer if it can take it), then does what [`find_work`]
-    /// does. Gives the output back if the stream was cancelled: nobody will
-    /// take it, and the task drops it outside the lock.
+    /// Task `index` completed the item at `position`, started at `started`:
+    /// feeds the adaptive controller, if any, then settles the output. An
+    /// outcome is stored (waking the consumer if it can take it), and the task
+    /// goes on as in [`find_work`]; an error fails fast ([`State::fail_fast`])
+    /// and the task stops. Gives the output back if the stream was cancelled:
+    /// nobody will take it, and the task drops it outside the lock.
     ///
     /// [`find_work`]: State::find_work
     #[allow(clippy::type_complexity)]
@@ -275,18 +351,40 @@ where
         &mut self,
         index: usize,
         position: u64,
-        output: Output<S>,
+        started: Stamp<R>,
+        output: R::Output,
         cx: &mut Context<'_>,
-    ) -> (Result<Next<S::Item>, Output<S>>, Deferred<S>) {
+    ) -> (Result<Next<R>, R::Output>, Deferred<R>) {
         let mut deferred = Deferred::new();
         if self.cancelled {
             return (Err(output), deferred);
         }
-        self.held.complete(position, output);
-        self.counts.completed(self.held.len());
-        // Ordered, only the oldest unyielded output can be taken.
-        if self.budgets.window.is_none() || position == self.front {
-            deferred.consumer = self.consumer.take();
+        let completed = self.clock.completed(started);
+        // Only a clock that measures runs answers: the branch is gone from a
+        // stream without one.
+        if let Some(run) = self.clock.run_of(started, completed) {
+            // Whether the limit was reached while it ran, as in place.
+            let blocked =
+                !self
+                    .budgets
+                    .may_start(self.counts.active, self.held.len(), self.held_expired);
+            self.adaptive
+                .observe(&output, run, blocked, &mut self.budgets, &self.limits);
+        }
+        match R::settle(output) {
+            Ok(outcome) => {
+                self.held.complete(position, (completed, outcome));
+                self.counts.completed(self.held.len());
+                // Ordered, only the oldest unyielded output can be taken.
+                if self.budgets.window.is_none() || position == self.front {
+                    self.wake_consumer(&mut deferred);
+                }
+            }
+            Err(error) => {
+                self.counts.completed(self.held.len());
+                self.fail_fast(error, &mut deferred);
+                return (Ok(Next::Stop), deferred);
+            }
         }
         let next = self.next_for(index, cx, &mut deferred);
         (Ok(next), deferred)
@@ -295,7 +393,7 @@ where
     /// Task `index`, busy with a future, may have been woken by the source:
     /// lets the source be pulled again, tops up the queue and sends for a task
     /// if a start is free.
-    pub(super) fn source_woke(&mut self, index: usize, cx: &mut Context<'_>) -> Deferred<S> {
+    pub(super) fn source_woke(&mut self, index: usize, cx: &mut Context<'_>) -> Deferred<R> {
         let mut deferred = Deferred::new();
         if !self.cancelled && self.source_polled_again(index) {
             self.top_up(index, cx, &mut deferred);
@@ -307,7 +405,7 @@ where
 
     /// Records `failure` and cancels, unless the stream already ended, was
     /// dropped or failed: then nobody is waiting for it, and it is handed back.
-    pub(super) fn fail(&mut self, failure: Failure) -> Deferred<S> {
+    pub(super) fn fail(&mut self, failure: Failure) -> Deferred<R> {
         let mut deferred = Deferred::new();
         if self.cancelled || self.failure.is_some() {
             deferred.unreported = Some(failure);
@@ -319,7 +417,7 @@ where
     }
 
     /// [`State::cancel`], for the consumer (the stream ended or is dropped).
-    pub(super) fn stop(&mut self) -> Deferred<S> {
+    pub(super) fn stop(&mut self) -> Deferred<R> {
         let mut deferred = Deferred::new();
         deferred.cancelled = self.cancel();
         deferred
@@ -330,13 +428,14 @@ where
     /// tasks' handles (to wake them) and the consumer's waker out, for the
     /// caller to drop and wake once the lock is released. `None` if it was
     /// cancelled already.
-    pub(super) fn cancel(&mut self) -> Option<Leftovers<S>> {
+    pub(super) fn cancel(&mut self) -> Option<Leftovers<R>> {
         if mem::replace(&mut self.cancelled, true) {
             return None;
         }
         Some(Leftovers {
             source: self.source.take(),
             waiting: mem::take(&mut self.waiting),
+            held: Vec::new(),
             tasks: self.tasks.end_all(),
             consumer: self.consumer.take(),
         })
@@ -356,16 +455,15 @@ where
 
     // -- The rules -------------------------------------------------------
 
-    /// Whether one more item may start now. No output held here is an expired
-    /// item: spawned mode has no `max_wait` yet.
+    /// Whether one more item may start now.
     fn may_start(&self) -> bool {
         self.budgets
-            .may_start(self.counts.active, self.held.len(), 0)
+            .may_start(self.counts.active, self.held.len(), self.held_expired)
     }
 
     /// Whether one more item may be pulled into the waiting queue now.
     fn may_queue(&self) -> bool {
-        self.budgets.may_queue(self.waiting.len(), 0)
+        self.budgets.may_queue(self.waiting.len(), self.held_expired)
     }
 
     /// Whether the source will give nothing more and every item it gave was
@@ -394,10 +492,10 @@ where
         &mut self,
         index: usize,
         cx: &mut Context<'_>,
-        deferred: &mut Deferred<S>,
-    ) -> Next<S::Item> {
+        deferred: &mut Deferred<R>,
+    ) -> Next<R> {
         let next = match self.start(index, cx, deferred) {
-            Some((position, future)) => Next::Run(position, future),
+            Some((position, started, future)) => Next::Run(position, started, future),
             None if self.cancelled => return Next::Stop,
             None => {
                 self.tasks.park(index);
@@ -412,29 +510,85 @@ where
 
     /// Starts one item if the budgets allow: the oldest waiting one, else one
     /// pulled now. Its output's position is reserved in input order, as in
-    /// place, since starts happen one at a time under the lock.
+    /// place, since starts happen one at a time under the lock. A waiting item
+    /// that waited too long is handed out expired instead ([`State::expire`]),
+    /// and the next one is considered at once: expiry is checked here, at
+    /// pickup, and only here.
     fn start(
         &mut self,
         index: usize,
         cx: &mut Context<'_>,
-        deferred: &mut Deferred<S>,
-    ) -> Option<(u64, S::Item)> {
-        if !self.may_start() {
-            return None;
+        deferred: &mut Deferred<R>,
+    ) -> Option<(u64, Stamp<R>, R::Future)> {
+        loop {
+            if !self.may_start() {
+                return None;
+            }
+            let future = match self.waiting.pop_front() {
+                Some((pulled, future)) => {
+                    if let Some((proof, waited)) = self.clock.pick_up(pulled) {
+                        self.expire(proof, future, waited, deferred);
+                        continue;
+                    }
+                    future
+                }
+                None => {
+                    let future = self.pull(index, cx, deferred)?;
+                    self.clock.started_at_once();
+                    future
+                }
+            };
+            let position = self.held.begin();
+            self.counts.started();
+            return Some((position, self.clock.stamp(), future));
         }
-        let future = match self.waiting.pop_front() {
-            Some(future) => future,
-            None => self.pull(index, cx, deferred)?,
-        };
+    }
+
+    /// Hands a waiting item that waited too long to the consumer, unstarted,
+    /// at the position it would have started at.
+    #[cold]
+    fn expire(
+        &mut self,
+        proof: Proof<R>,
+        future: R::Future,
+        waited: Duration,
+        deferred: &mut Deferred<R>,
+    ) {
         let position = self.held.begin();
-        self.counts.started();
-        Some((position, future))
+        let stamp = self.clock.stamp();
+        self.held
+            .complete(position, (stamp, R::expire(proof, future, waited)));
+        self.held_expired += 1;
+        self.counts.expired(self.held.len());
+        if self.budgets.window.is_none() || position == self.front {
+            self.wake_consumer(deferred);
+        }
+    }
+
+    /// Fails fast (the rule is in [`crate::failure`]): records `error`, then
+    /// cancels, so nothing more is pulled or started and every task drops its
+    /// future on its next poll, and the waiting items go. Of the held outputs,
+    /// only those that may still be yielded in order stay; the rest go too
+    /// (all dropped once the lock is released).
+    #[cold]
+    fn fail_fast(&mut self, error: R::Error, deferred: &mut Deferred<R>) {
+        self.error = Some(error);
+        self.failed_fast = true;
+        // None of them will complete: each is dropped by its task.
+        self.counts.active = 0;
+        let unyieldable = self.held.split_off_unyieldable();
+        self.held_expired = self.held.count(|(_, outcome)| R::is_expired(outcome));
+        let mut leftovers = self.cancel();
+        if let Some(leftovers) = &mut leftovers {
+            leftovers.held = unyieldable;
+        }
+        deferred.cancelled = leftovers;
     }
 
     /// Fills the waiting queue, but only once no start is free: while one is,
     /// the task sent for it pulls its item itself, so no item waits while a
     /// worker could run it (the in-place order: start, then top up).
-    fn top_up(&mut self, index: usize, cx: &mut Context<'_>, deferred: &mut Deferred<S>) {
+    fn top_up(&mut self, index: usize, cx: &mut Context<'_>, deferred: &mut Deferred<R>) {
         if self.cancelled || self.may_start() {
             return;
         }
@@ -442,7 +596,8 @@ where
             let Some(future) = self.pull(index, cx, deferred) else {
                 return;
             };
-            self.waiting.push_back(future);
+            let pulled = self.clock.stamp_pulled();
+            self.waiting.push_back((pulled, future));
             self.counts.queued(self.waiting.len());
         }
     }
@@ -453,12 +608,17 @@ where
         &mut self,
         index: usize,
         cx: &mut Context<'_>,
-        deferred: &mut Deferred<S>,
-    ) -> Option<S::Item> {
+        deferred: &mut Deferred<R>,
+    ) -> Option<R::Future> {
         match self.source.pull(index, cx) {
-            Pulled::Item(future) => {
+            Pulled::Item(Ok(future)) => {
                 self.counts.pulled();
                 Some(future)
+            }
+            Pulled::Item(Err(error)) => {
+                self.counts.pulled();
+                self.fail_fast(error, deferred);
+                None
             }
             Pulled::Nothing => {
                 if self.source.waiter() == Some(index) {
@@ -484,7 +644,7 @@ where
     /// one below the worker budget. Only one searcher at a time: it sends the
     /// next one itself if work is left once it took its item, so a burst of
     /// freed starts costs one wake, not one per start.
-    fn dispatch(&mut self, deferred: &mut Deferred<S>) {
+    fn dispatch(&mut self, deferred: &mut Deferred<R>) {
         if self.cancelled
             || self.tasks.is_searching()
             || !self.may_start()
@@ -501,9 +661,18 @@ where
     }
 
     /// Wakes a parked consumer if the stream just ended.
-    fn wake_consumer_at_end(&mut self, deferred: &mut Deferred<S>) {
+    fn wake_consumer_at_end(&mut self, deferred: &mut Deferred<R>) {
         if self.is_finished() {
-            deferred.consumer = deferred.consumer.take().or_else(|| self.consumer.take());
+            self.wake_consumer(deferred);
+        }
+    }
+
+    /// Takes the parked consumer's waker, to be woken after the lock, unless
+    /// this section took it already (a second take would find `None` and
+    /// lose the first).
+    fn wake_consumer(&mut self, deferred: &mut Deferred<R>) {
+        if deferred.consumer.is_none() {
+            deferred.consumer = self.consumer.take();
         }
     }
 }

@@ -8,9 +8,9 @@ use std::task::{Context, Poll};
 
 use pin_project_lite::pin_project;
 
-use super::SendSource;
+use super::run::Run;
 use super::shared::Shared;
-use super::state::{Failure, Next};
+use super::state::{Failure, Next, Stamp};
 use super::tasks::TaskHandle;
 use crate::sync::Arc;
 
@@ -21,19 +21,21 @@ const STARTS_PER_POLL: usize = 32;
 
 pin_project! {
     /// One worker task, as handed to the [`Spawner`](super::Spawner).
-    pub(super) struct Worker<S: SendSource> {
-        shared: Arc<Shared<S>>,
+    pub(super) struct Worker<R: Run> {
+        shared: Arc<Shared<R>>,
         handle: Arc<TaskHandle>,
         index: usize,
         // The input position of the item running here (the ordered store needs it).
         position: u64,
+        // When it started, if the stream reads a clock.
+        started: Stamp<R>,
         #[pin]
-        running: Option<S::Item>,
+        running: Option<R::Future>,
         // Returned `Ready`: cancelled, or failed.
         finished: bool,
     }
 
-    impl<S: SendSource> PinnedDrop for Worker<S> {
+    impl<R: Run> PinnedDrop for Worker<R> {
         fn drop(this: Pin<&mut Self>) {
             let this = this.project();
             // Dropped unfinished and not cancelled: the executor gave up on it.
@@ -44,20 +46,25 @@ pin_project! {
     }
 }
 
-impl<S: SendSource> Worker<S> {
-    pub(super) fn new(shared: Arc<Shared<S>>, handle: Arc<TaskHandle>, index: usize) -> Self {
+impl<R: Run> Worker<R> {
+    pub(super) fn new(
+        shared: Arc<Shared<R>>,
+        handle: Arc<TaskHandle>,
+        index: usize,
+    ) -> Self {
         Self {
             shared,
             handle,
             index,
             position: 0,
+            started: Stamp::<R>::default(),
             running: None,
             finished: false,
         }
     }
 }
 
-impl<S: SendSource> Future for Worker<S> {
+impl<R: Run> Future for Worker<R> {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
@@ -74,7 +81,7 @@ impl<S: SendSource> Future for Worker<S> {
                     this.shared,
                     this.handle,
                     *this.index,
-                    this.position,
+                    (this.position, this.started),
                     this.running.as_mut(),
                     cx,
                 )
@@ -111,12 +118,12 @@ impl<S: SendSource> Future for Worker<S> {
 /// hands its output over and takes the next item in the same lock section, and
 /// polls that one at once. Returns `Pending` when the future is pending, the
 /// task parks or yields, and `Ready` once the stream is cancelled.
-fn run<S: SendSource>(
-    shared: &Arc<Shared<S>>,
+fn run<R: Run>(
+    shared: &Arc<Shared<R>>,
     handle: &TaskHandle,
     index: usize,
-    position: &mut u64,
-    mut running: Pin<&mut Option<S::Item>>,
+    (position, started): (&mut u64, &mut Stamp<R>),
+    mut running: Pin<&mut Option<R::Future>>,
     cx: &mut Context<'_>,
 ) -> Poll<()> {
     // The source holds this task's waker: whatever woke it, let the others
@@ -141,7 +148,7 @@ fn run<S: SendSource>(
                 // is dropped by the unwind.
                 running.set(None);
                 let (next, handed_off) = Shared::section_handing_off(shared, |state| {
-                    state.complete(index, *position, output, cx)
+                    state.complete(index, *position, *started, output, cx)
                 });
                 match next {
                     Ok(next) => (next, handed_off),
@@ -155,8 +162,9 @@ fn run<S: SendSource>(
             None => Shared::section_handing_off(shared, |state| state.find_work(index, cx)),
         };
         match next {
-            Next::Run(at, future) => {
+            Next::Run(at, at_time, future) => {
                 *position = at;
+                *started = at_time;
                 running.set(Some(future));
                 starts += 1;
                 // Having sent for another task, yield before running this
