@@ -177,7 +177,12 @@
 //!     held outputs that keep the output order (unordered: every output that
 //!     completed before the error; ordered: the complete prefix from the
 //!     oldest unyielded position, never waiting for a running item); the
-//!     others are dropped. Then the `Err`, then `None` forever.
+//!     others are dropped. Then the `Err`, then `None` forever. Spawned
+//!     (`try_bounded(..).spawn_on(..)`): the lock section that records the
+//!     error cancels every task at once, so no task starts an item after it,
+//!     however slow the consumer; each running future is dropped, exactly once,
+//!     when its task is next polled (the cancellation wakes it). An item a task
+//!     took just before the error may still get its first poll after it.
 //! 22. **Drain** ([`close`](BoundedBuffered::close)): nothing more is pulled
 //!     once `close` returns; every running and waiting item finishes and its
 //!     output is yielded; then the stream ends. Every item is either yielded or
@@ -191,11 +196,15 @@
 //!     as an [`Expired`] holding its untouched future, in completion order or at
 //!     its input position. An item pulled straight into a free worker never
 //!     expires. Expired outputs count against the budgets like any output.
+//!     Spawned: the worker task that takes the item makes the check, under
+//!     the state's lock.
 //! 24. **Clock and timings** ([`timed`](BoundedBuffered::timed),
 //!     [`clock`](BoundedBuffered::clock)): a stream without `max_wait` or
 //!     `timed` never reads a clock; with them, the clock is read at most once
 //!     per `poll_next`. Timings record every item's wait, run and held time in
-//!     histograms of fixed size: no allocation per item.
+//!     histograms of fixed size: no allocation per item. Spawned
+//!     ([`Spawned::timings`]): at most once per lock section, the same three
+//!     distributions.
 //!
 //! **Limits that move**
 //!
@@ -215,7 +224,9 @@
 //!     completion hands the controller a [`Sample`]: when the item started,
 //!     how long it ran, whether its output is back-pressure, whether the
 //!     limit was reached. The `workers` limit it returns applies as point 25
-//!     says, at once, and never below 1.
+//!     says, at once, and never below 1. Spawned: the task that completes the
+//!     item feeds the controller under the state's lock, and a raise sends
+//!     for tasks at once.
 //!
 //! # Adjusting and adaptive limits
 //!
@@ -267,7 +278,13 @@
 //! [`Spawner`]: a `tokio::runtime::Handle` (feature `tokio`), a smol executor
 //! (feature `smol`), or a closure that spawns. The price is `Send + 'static`
 //! for the source, its futures and their outputs, and a few locks per item;
-//! points 16 to 20 above say what it keeps.
+//! points 16 to 20 above say what it keeps. Every setting of the in-place
+//! stream carries over: [`try_bounded`](BoundedStreamExt::try_bounded),
+//! [`ordered`](BoundedBuffered::ordered), [`max_wait`](BoundedBuffered::max_wait),
+//! [`timed`](BoundedBuffered::timed), [`clock`](BoundedBuffered::clock),
+//! [`adaptive`](BoundedBuffered::adaptive), a [`Limits`] handle taken before
+//! the switch, and [`close`](BoundedBuffered::close), all made before
+//! `spawn_on`.
 //!
 //! ```
 //! use bounded_buffered::BoundedStreamExt;

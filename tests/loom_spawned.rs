@@ -345,6 +345,41 @@ fn a_failure_racing_a_completion_reaches_the_consumer() {
     });
 }
 
+/// Fail fast racing a completion (`try_bounded`): item 0 returns `Err` while
+/// item 1, on the other task, yields once and completes. The consumer gets at
+/// most item 1's output and then the error, never a clean end without it;
+/// every task ends (the cancellation's wakes reach them), and every item made
+/// is dropped once.
+#[test]
+fn a_fail_fast_error_racing_a_completion_ends_the_run() {
+    model("fail fast and completion", || {
+        let threads = Threads::default();
+        let drops = Arc::new(Drops::default());
+        let made = Arc::new(AtomicUsize::new(0));
+        let items = {
+            let (drops, made) = (Arc::clone(&drops), Arc::clone(&made));
+            stream::iter(0..2usize).map(move |id| {
+                made.fetch_add(1, Relaxed);
+                Ok::<_, usize>(Counted {
+                    value: Box::pin(async move {
+                        if id == 0 {
+                            return Err(id);
+                        }
+                        YieldOnce { id, yielded: false }.await;
+                        Ok(id)
+                    }) as BoxFuture<'static, Result<usize, usize>>,
+                    drops: Arc::clone(&drops),
+                    item: true,
+                })
+            })
+        };
+        let out = drain(items.try_bounded(2, 0).spawn_on(threads.spawner()));
+        assert!(out == [Err(0)] || out == [Ok(1), Err(0)], "outputs {out:?}");
+        threads.join_all();
+        assert_eq!(drops.items.load(Relaxed), made.load(Relaxed));
+    });
+}
+
 fn quiet_injected_panics() {
     let default = panic::take_hook();
     panic::set_hook(Box::new(move |info| {

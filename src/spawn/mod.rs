@@ -87,40 +87,55 @@
 //! `tests/loom_spawned.rs` model-checks these hand-offs with loom (the state's
 //! mutex, the flags and the tasks' wakers go through [`crate::sync`]).
 //!
-//! # Where the planned features hook in
+//! # The policies, in the tasks
 //!
-//! - **Fail fast** (`try_bounded`): an `Err` pulled from the source (in
-//!   `State::pull`) or returned by a future (in `State::complete`) is recorded
-//!   like a panic is today, in the same section: `cancel` stops every start and
-//!   pull, drops the waiting items and wakes every task, which drops its future
-//!   on its next poll. The held outputs are then trimmed (ordered: the complete
-//!   prefix from `front`), and the consumer's `hand_out` yields them before
-//!   the `Err`, then ends.
-//! - **`close()`** (built: `State::close`): a consumer-side section that
-//!   takes the source away (`Source::take`, dropped after the lock). The source then counts as gone:
-//!   the dispatch sends nobody to pull, and the end check (`is_finished`)
-//!   ends the stream once the running and waiting items were handed out. The
-//!   state exists from `spawn_on`, so it works before the first poll.
-//! - **Expiry at pickup** (`max_wait`): the waiting queue's entries carry their
-//!   pull time; `State::start` checks it when it takes the oldest one, puts an
-//!   expired item into `held` as `Err(Expired(item))` at the position it
-//!   reserves, and looks at the next one in the same loop. Items pulled
-//!   straight into a start never wait.
-//! - **Timings**: pull time in the waiting entry, start time in the worker
-//!   (it polls), completion time stored with the held output; recorded into
-//!   histograms in the state, in the sections that see each transition.
-//! - **Moving limits** (built: `State::set_limits`): `budgets` is read in
-//!   every section and never copied into a task. A `Limits` handle changes it
-//!   in a section of its own, reading the handle's values under the lock (so
-//!   of two racing handles the last store wins), that ends with the dispatch
-//!   (spawns happen after the lock, through the spawner's lock, from the
-//!   handle's thread): raising sends a searcher, which sends the next; a
-//!   raise of `waiting` alone wakes an idle task, whose `find_work` tops the
-//!   queue up. Lowering only stops new starts; tasks above a lowered
-//!   `workers` stay idle. Before the first poll a change is only recorded
-//!   (nothing is spawned then). The handle holds the state weakly
-//!   (`LimitsTarget` in `shared.rs`). The adaptive controller's run times
-//!   would come from `State::complete`.
+//! The state is generic over one parameter, [`Run`](run::Run) (`run.rs`), that
+//! bundles the in-place stream's three: the source, the failure policy and the
+//! clocking. Each policy's rule stays written once, where the in-place mode
+//! reads it too ([`crate::failure`], [`crate::expiry`], [`crate::clock`],
+//! [`crate::adaptive`], [`Budgets`]); the state only calls it, in the lock
+//! section that sees the event. A plain `bounded` stream's state compiles to
+//! what it was before: its error type is uninhabited and its stamps are `()`.
+//!
+//! - **Fail fast** (`try_bounded`): an `Err` pulled from the source
+//!   (`State::pull`) or settled from a future's output (`State::complete`) is
+//!   recorded in the same section, which then cancels (rule 5): no section
+//!   starts or pulls anything after it, the waiting items go, and every task
+//!   is woken to drop its future. The held outputs are trimmed to those that
+//!   keep the output order (`Held::split_off_unyieldable`, dropped after the
+//!   lock with the rest); the consumer's `hand_out` yields them, then the
+//!   error, then ends.
+//! - **`close()`** (`State::close`): a consumer-side section that takes the
+//!   source away (dropped after the lock). The source then counts as gone: the
+//!   dispatch sends nobody to pull, and the end check ends the stream once the
+//!   running and waiting items were handed out. The state exists from
+//!   `spawn_on`, so it works before the first poll.
+//! - **Expiry at pickup** (`max_wait`): each waiting entry carries its pull
+//!   time; `State::start` checks it when it takes the oldest one. An expired
+//!   item is stored in `held` at the position it reserves, wakes the consumer
+//!   if it can take it, and the next one is considered in the same loop.
+//! - **Timings and the clock**: every lock section begins by forgetting the
+//!   previous reading (`State::begin_section`), so the clock is read at most
+//!   once per section, and only if something in it needs the time. The start
+//!   stamp is taken in the section where a task takes its item and travels
+//!   with the future in the task (`Next::Run`); the completion stamp in
+//!   `State::complete`, stored with the output; the hand-out in `hand_out`.
+//! - **Moving limits** (`State::set_limits`): `budgets` is read in every
+//!   section and never copied into a task. A `Limits` handle changes it in a
+//!   section of its own, reading the handle's values under the lock (so of two
+//!   racing handles the last store wins), that ends with the dispatch (spawns
+//!   happen after the lock, through the spawner's lock, from the handle's
+//!   thread): raising sends a searcher, which sends the next; a raise of
+//!   `waiting` alone wakes an idle task, whose `find_work` tops the queue up.
+//!   Lowering only stops new starts; tasks above a lowered `workers` stay
+//!   idle. Before the first poll a change is only recorded (nothing is
+//!   spawned then). The handle holds the state weakly (`LimitsTarget` in
+//!   `shared.rs`).
+//! - **Adaptive**: `State::complete` feeds the controller before it settles
+//!   the output (so a failing output is still a sample), with the run time
+//!   from the two stamps and whether the limit was reached while the item
+//!   ran; its answer is applied to `budgets` (and published to the handles)
+//!   in that section, whose dispatch sends for tasks if it was a raise.
 
 mod counts;
 mod run;
@@ -181,6 +196,15 @@ where
     /// documentation](crate#what-the-adapter-guarantees) say exactly what
     /// holds.
     ///
+    /// Everything set on this stream carries over: the failure policy
+    /// ([`try_bounded`](crate::BoundedStreamExt::try_bounded) fails fast in the
+    /// tasks, point 21), the window, [`max_wait`](Self::max_wait) (checked by
+    /// the task that picks an item up), [`timed`](Self::timed) (read with
+    /// [`Spawned::timings`]), the [`clock`](Self::clock), the
+    /// [`adaptive`](Self::adaptive) controller (fed by the task that completes
+    /// an item), a [`close`](Self::close) and any [`Limits`] handle taken
+    /// already.
+    ///
     /// # Panics
     ///
     /// If the stream was already polled: its in-flight work cannot move.
@@ -202,6 +226,39 @@ where
     ///     .collect()
     ///     .await;
     /// assert_eq!(squares, [1, 4, 9, 16, 25]);
+    /// # }
+    /// ```
+    ///
+    /// Failing fast with the workers as tasks: the error ends the run while
+    /// the slow first item still runs (it is cancelled, not waited for).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{StreamExt, TryStreamExt, stream};
+    ///
+    /// # #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+    /// # async fn main() {
+    /// let saved: Result<Vec<u32>, String> = stream::iter(0..100u32)
+    ///     .map(|n| {
+    ///         Ok(async move {
+    ///             match n {
+    ///                 0 => {
+    ///                     tokio::time::sleep(Duration::from_secs(3600)).await;
+    ///                     Ok(n)
+    ///                 }
+    ///                 3 => Err(format!("item {n} failed")),
+    ///                 _ => Ok(n),
+    ///             }
+    ///         })
+    ///     })
+    ///     .try_bounded(4, 4)
+    ///     .ordered(8)
+    ///     .spawn_on(tokio::runtime::Handle::current())
+    ///     .try_collect()
+    ///     .await;
+    /// assert_eq!(saved, Err("item 3 failed".to_string()));
     /// # }
     /// ```
     #[track_caller]

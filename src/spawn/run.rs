@@ -62,8 +62,11 @@ pub(crate) trait Run: 'static {
 /// What an expired pickup carries (uninhabited without `max_wait`).
 pub(crate) type Proof<R> = <<<R as Run>::Clock as Clocking>::Expiry as Expiry>::Proof;
 
-/// [`Run`] for `BoundedBuffered<S, P, K>`.
-pub(crate) struct Spec<S, P, K>(PhantomData<fn() -> (S, P, K)>);
+/// [`Run`] for `BoundedBuffered<S, P, K>`. Holds nothing: a marker that is
+/// `Send + Sync` whatever its parameters are.
+pub(crate) struct Spec<S, P, K>(PhantomData<Marker<S, P, K>>);
+
+type Marker<S, P, K> = fn() -> (S, P, K);
 
 /// What `BoundedBuffered<S, P, K>` holds per item.
 type Outcome<S, P, K> =

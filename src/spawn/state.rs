@@ -463,7 +463,8 @@ impl<R: Run> State<R> {
 
     /// Whether one more item may be pulled into the waiting queue now.
     fn may_queue(&self) -> bool {
-        self.budgets.may_queue(self.waiting.len(), self.held_expired)
+        self.budgets
+            .may_queue(self.waiting.len(), self.held_expired)
     }
 
     /// Whether the source will give nothing more and every item it gave was

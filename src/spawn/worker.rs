@@ -47,11 +47,7 @@ pin_project! {
 }
 
 impl<R: Run> Worker<R> {
-    pub(super) fn new(
-        shared: Arc<Shared<R>>,
-        handle: Arc<TaskHandle>,
-        index: usize,
-    ) -> Self {
+    pub(super) fn new(shared: Arc<Shared<R>>, handle: Arc<TaskHandle>, index: usize) -> Self {
         Self {
             shared,
             handle,
