@@ -18,7 +18,7 @@ fn main() {
     let policies = [4, 16, 32, 64, 128]
         .map(Policy::Static)
         .into_iter()
-        .chain([Policy::Adaptive]);
+        .chain([Policy::Adaptive, Policy::AdaptiveSpawned]);
     let reports: Vec<Report> = policies.map(service::run).collect();
 
     println!(
@@ -42,9 +42,33 @@ fn main() {
         );
     }
 
-    let adaptive = reports.last().expect("the adaptive run");
     let best = reports.iter().map(Report::goodput).fold(0.0, f64::max);
-    println!("\nadaptive against the targets:");
+    let (adaptive, spawned) = match &reports[reports.len() - 2..] {
+        [adaptive, spawned] => (adaptive, spawned),
+        _ => unreachable!("two adaptive runs"),
+    };
+    for report in [adaptive, spawned] {
+        targets(report, best);
+    }
+
+    // The controller's history, readable while it runs: `ROUNDS=1` prints it.
+    if std::env::var_os("ROUNDS").is_some() {
+        println!("\nthe adaptive run's rounds (when, mean run time, limit set):");
+        for round in &adaptive.rounds {
+            let mean = round.mean_run.map_or("overload".to_string(), ms);
+            println!("{:>9} {:>9} {:>4}", ms(round.at), mean, round.limit);
+        }
+    }
+
+    if let Some(path) = std::env::args().nth(1) {
+        std::fs::write(&path, chart(adaptive)).expect("the chart is written");
+        println!("\nchart: {path}");
+    }
+}
+
+/// Prints how an adaptive run did against the targets.
+fn targets(adaptive: &Report, best: f64) {
+    println!("\n{} against the targets:", adaptive.policy.name());
     println!(
         "- goodput {:.2}x the best static limit (target >= 0.85)",
         adaptive.goodput() / best
@@ -66,20 +90,6 @@ fn main() {
         None => println!(
             "- after the drop: the limit never came down to 20 (target: within 20 round trips)"
         ),
-    }
-
-    // The controller's history, readable while it runs: `ROUNDS=1` prints it.
-    if std::env::var_os("ROUNDS").is_some() {
-        println!("\nthe adaptive run's rounds (when, mean run time, limit set):");
-        for round in &adaptive.rounds {
-            let mean = round.mean_run.map_or("overload".to_string(), ms);
-            println!("{:>9} {:>9} {:>4}", ms(round.at), mean, round.limit);
-        }
-    }
-
-    if let Some(path) = std::env::args().nth(1) {
-        std::fs::write(&path, chart(adaptive)).expect("the chart is written");
-        println!("\nchart: {path}");
     }
 }
 

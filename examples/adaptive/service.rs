@@ -106,6 +106,8 @@ pub enum Policy {
     Static(usize),
     /// `Aimd::new(1, 256)`: it starts from one worker.
     Adaptive,
+    /// The same, with the workers as tasks (`spawn_on`).
+    AdaptiveSpawned,
 }
 
 impl Policy {
@@ -113,6 +115,7 @@ impl Policy {
         match self {
             Policy::Static(limit) => format!("static {limit}"),
             Policy::Adaptive => "adaptive (AIMD)".to_string(),
+            Policy::AdaptiveSpawned => "adaptive, spawned".to_string(),
         }
     }
 }
@@ -207,7 +210,7 @@ pub fn run(policy: Policy) -> Report {
                 let limits = replies.limits();
                 drive(replies, limits, service, epoch, policy, Vec::new).await
             }
-            Policy::Adaptive => {
+            Policy::Adaptive | Policy::AdaptiveSpawned => {
                 let aimd = Aimd::new(1, 256).with_history(100_000);
                 let history = aimd.history().expect("recorded");
                 let replies = source
@@ -215,10 +218,14 @@ pub fn run(policy: Policy) -> Report {
                     .adaptive(aimd, |reply: &Reply| matches!(reply, Reply::Overloaded))
                     .clock(clock);
                 let limits = replies.limits();
-                drive(replies, limits, service, epoch, policy, move || {
-                    history.rounds()
-                })
-                .await
+                let rounds = move || history.rounds();
+                if matches!(policy, Policy::Adaptive) {
+                    drive(replies, limits, service, epoch, policy, rounds).await
+                } else {
+                    // The worker tasks run on this same paused-clock runtime.
+                    let replies = replies.spawn_on(tokio::runtime::Handle::current());
+                    drive(replies, limits, service, epoch, policy, rounds).await
+                }
             }
         }
     })
