@@ -218,8 +218,9 @@
 //!     within them, with the same exact boundary. The window never changes.
 //!     Spawned ([`Spawned::limits`], or a handle taken before `spawn_on`,
 //!     which keeps working): a raise of `workers` sends for a task at once
-//!     (tasks grow on demand); a raise of `waiting` is pulled at once by an
-//!     idle task, or, with every task busy, by the next that completes.
+//!     (tasks grow on demand); a raise of `waiting` is pulled at once by a
+//!     task: an idle one, else a busy one, whose future then gets one
+//!     spurious poll.
 //! 26. **Adaptive** ([`adaptive`](BoundedBuffered::adaptive)): every
 //!     completion hands the controller a [`Sample`]: when the item started,
 //!     how long it ran, whether its output is back-pressure, whether the

@@ -491,3 +491,37 @@ fn a_raise_from_another_thread_racing_a_park_is_not_lost() {
         assert_eq!(threads.join_all(), 2);
     });
 }
+
+/// The refill: a raise of `waiting` from another thread while the only task
+/// is busy with item 0, which completes only once item 1 was pulled (the pull
+/// opens its gate). Nothing is idle and nothing completes, so only the busy
+/// task, flagged and woken to pull, can let the run finish; a refill request
+/// it never hears of leaves item 0 waiting forever (a deadlock for loom).
+#[test]
+fn a_raise_of_waiting_with_the_task_busy_is_pulled_by_it() {
+    model("refill a busy task", || {
+        let threads = Threads::default();
+        let gate = Arc::new(Gate::default());
+        let items = {
+            let gate = Arc::clone(&gate);
+            stream::iter(0..2usize).map(move |id| {
+                if id == 1 {
+                    gate.open();
+                }
+                let gate = Arc::clone(&gate);
+                Box::pin(async move {
+                    if id == 0 {
+                        std::future::poll_fn(|cx| gate.poll_open(cx)).await;
+                    }
+                    id
+                }) as BoxFuture<'static, usize>
+            })
+        };
+        let stream = items.bounded(1, 0).spawn_on(threads.spawner());
+        let limits = stream.limits();
+        let raiser = thread::spawn(move || limits.set_waiting(1));
+        assert_eq!(drain(stream), [0, 1]);
+        raiser.join().unwrap();
+        assert_eq!(threads.join_all(), 1);
+    });
+}

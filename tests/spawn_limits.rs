@@ -131,20 +131,27 @@ fn raising_waiting_has_an_idle_task_pull_ahead_at_once() {
 }
 
 #[test]
-fn raising_waiting_with_every_task_busy_pulls_at_the_next_completion() {
-    let gates = Gates::new();
-    let mut stepper = StepExecutor::new();
-    let mut stream = gates.source(100).bounded(2, 0).spawn_on(stepper.spawner());
-    assert!(poll_once(&mut stream).is_pending());
-    assert_eq!(settle(&mut stream, &mut stepper, &gates), (2, 0, 2));
-    stream.limits().set_waiting(3);
-    // Every task is inside a future: none can pull until one completes (the
-    // documented difference from in place).
-    assert_eq!(settle(&mut stream, &mut stepper, &gates), (2, 0, 2));
-    assert!(gates.open(0));
-    assert_eq!(drain_ready(&mut stream, &mut stepper), [0]);
-    // Exact for the new limits once a completion followed the change.
-    assert_eq!(settle(&mut stream, &mut stepper, &gates), (2, 3, 6));
+fn raising_waiting_with_every_task_busy_sends_a_busy_task_to_pull() {
+    for ordered in [false, true] {
+        let gates = Gates::new();
+        let mut stepper = StepExecutor::new();
+        let stream = gates.source(100).bounded(2, 0);
+        let stream = if ordered { stream.ordered(2) } else { stream };
+        let mut stream = stream.spawn_on(stepper.spawner());
+        assert!(poll_once(&mut stream).is_pending());
+        assert_eq!(settle(&mut stream, &mut stepper, &gates), (2, 0, 2));
+        let polls = gates.polls_of(2);
+        stream.limits().set_waiting(3);
+        // Every task is inside a future and none is idle: one of them is
+        // woken to pull, and polls its future once more on the way.
+        assert_eq!(settle(&mut stream, &mut stepper, &gates), (2, 3, 5));
+        let more: usize = gates.polls_of(2).iter().sum::<usize>() - polls.iter().sum::<usize>();
+        assert_eq!(more, 1, "one spurious poll, of the task sent to pull");
+        // Exact for the new limits, and still after a completion.
+        assert!(gates.open(0));
+        assert_eq!(drain_ready(&mut stream, &mut stepper), [0]);
+        assert_eq!(settle(&mut stream, &mut stepper, &gates), (2, 3, 6));
+    }
 }
 
 #[test]

@@ -151,7 +151,7 @@ fn run(case: &Case) {
             }
             let (change, elsewhere) = changes.pop().unwrap();
             change.make(&handle, elsewhere);
-            limits.apply(change, false);
+            limits.apply(change);
             assert!(
                 woken.get() > pending_at,
                 "a change of limits did not wake the stream"

@@ -7,9 +7,9 @@
 //! - a step that starts an item leaves `active <= workers` for the limits in
 //!   force, and one that pulls leaves `waiting <= waiting`;
 //! - once the limits are stable and the work is within them ("settled"), every
-//!   budget holds, and with the tasks idle they are exactly full (after a
-//!   raise of `waiting` made while every task was busy, the queue only once an
-//!   item completed since, as documented: the next task to complete one pulls);
+//!   budget holds, and with the tasks idle they are exactly full (a raise of
+//!   `waiting` made while every task was busy included: a busy task is sent
+//!   to pull);
 //! - no wake is lost: the consumer is never `Ready` without having been woken,
 //!   and a run never stalls with work left.
 //!
@@ -62,7 +62,7 @@ fn case() -> impl Strategy<Value = Case> {
 /// stream paused before its first task was spawned has none to do it.
 fn full(limits: &InForce, stats: &Stats, tasks: usize) -> bool {
     let workers_full = stats.active == limits.workers || stats.active + stats.held == limits.span();
-    let waiting_full = limits.waiting_raised || tasks == 0 || stats.waiting == limits.waiting;
+    let waiting_full = tasks == 0 || stats.waiting == limits.waiting;
     workers_full && waiting_full
 }
 
@@ -129,9 +129,8 @@ fn run(case: &Case) {
             },
             6 if !changes.is_empty() => {
                 let (change, elsewhere) = changes.pop().unwrap();
-                let all_busy = executor.spawns() == stream.stats().active;
                 change.make(&handle, elsewhere);
-                limits.apply(change, all_busy);
+                limits.apply(change);
             }
             _ => continue,
         }
@@ -150,9 +149,6 @@ fn run(case: &Case) {
             "items lost or duplicated: {stats:?}"
         );
         assert!(gates.running() <= stats.active, "{stats:?}");
-        if stats.completed > before.completed {
-            limits.waiting_raised = false;
-        }
         // Starts and pulls obey the limits in force, settled or not.
         if stats.active + stats.completed as usize > before.active + before.completed as usize {
             assert!(

@@ -53,7 +53,15 @@
 //!    on its way, or a task that completed its future is about to take the
 //!    lock (and then takes the start itself). A task parks only in a section
 //!    that found no start it could make, so a free start never waits for a
-//!    sleeping task.
+//!    sleeping task. **The refill** does the same for a free waiting place
+//!    with no free start (an expired output taken, a raise of `waiting`),
+//!    since only tasks pull: unless a searcher is on its way or the source is
+//!    pending (rule 4 covers that), the section sends an idle task, whose
+//!    `find_work` tops the queue up, else flags a busy one (`refill` in its
+//!    handle) and wakes it: its next poll tops the queue up in a section of
+//!    its own, then polls its future again (a spurious poll, which futures
+//!    must allow). So the queue is never left short while a task could fill
+//!    it.
 //! 3. **Consumer wakes.** The consumer registers its waker in the section that
 //!    finds nothing to take. A section that stores an output the consumer can
 //!    take (unordered: any; ordered: the oldest unyielded position), ends the
@@ -126,7 +134,7 @@
 //!   racing handles the last store wins), that ends with the dispatch (spawns
 //!   happen after the lock, through the spawner's lock, from the handle's
 //!   thread): raising sends a searcher, which sends the next; a raise of
-//!   `waiting` alone wakes an idle task, whose `find_work` tops the queue up.
+//!   `waiting` alone sends a task to pull (rule 2, the refill).
 //!   Lowering only stops new starts; tasks above a lowered `workers` stay
 //!   idle. Before the first poll a change is only recorded (nothing is
 //!   spawned then). The handle holds the state weakly (`LimitsTarget` in
@@ -416,10 +424,11 @@ impl<T> Spawned<T> {
     ///
     /// A raise of `workers` sends for a task at once: an idle one, or a new one
     /// (tasks grow on demand up to the limit in force). A raise of `waiting`
-    /// has an idle task pull ahead at once; when every task is busy with an
-    /// item, the next to complete one pulls. Pulling ahead is always done by
-    /// a task, so a stream paused (`set_workers(0)`) before its first task was
-    /// spawned pulls nothing until it is resumed. A lowering leaves the tasks
+    /// has a task pull ahead at once: an idle one, else a busy one, whose
+    /// future is then polled once more than it asked for (a spurious poll,
+    /// which every future must allow). Pulling ahead is always done by a task,
+    /// so a stream paused (`set_workers(0)`) before its first task was spawned
+    /// pulls nothing until it is resumed. A lowering leaves the tasks
     /// above the new limit idle. The handle holds the stream's state weakly: kept
     /// after the stream is dropped, it changes nothing and keeps nothing alive.
     ///

@@ -73,6 +73,7 @@ impl<R: Run> Shared<R> {
         let Deferred {
             consumer,
             searcher,
+            refill,
             spawn,
             ended,
             cancelled,
@@ -83,6 +84,9 @@ impl<R: Run> Shared<R> {
         }
         if let Some(searcher) = searcher {
             searcher.wake();
+        }
+        if let Some(refill) = refill {
+            refill.wake();
         }
         if let Some(consumer) = consumer {
             consumer.wake();

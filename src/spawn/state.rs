@@ -79,6 +79,8 @@ pub(super) struct Deferred<R: Run> {
     pub(super) consumer: Option<Waker>,
     /// An idle task made the searcher.
     pub(super) searcher: Option<Waker>,
+    /// A busy task sent to pull ahead.
+    pub(super) refill: Option<Waker>,
     /// A task was counted and must be spawned.
     pub(super) spawn: bool,
     /// The source returned `None`: drop it.
@@ -95,6 +97,7 @@ impl<R: Run> Deferred<R> {
         Self {
             consumer: None,
             searcher: None,
+            refill: None,
             spawn: false,
             ended: None,
             cancelled: None,
@@ -239,9 +242,7 @@ impl<R: Run> State<R> {
     /// only gates later starts and pulls: nothing running or waiting is
     /// touched, and tasks above the new `workers` stay idle. A raise sends for
     /// a task at once: for a start it freed (the dispatch), or, when no start
-    /// is free but the queue may grow, an idle task to pull ahead (its
-    /// `find_work` tops the queue up). With every task busy, that top-up is
-    /// made by the next task to complete an item.
+    /// is free but the queue may grow, a task to pull ahead (the refill).
     pub(super) fn set_limits(&mut self, (workers, waiting): (usize, usize)) -> Deferred<R> {
         let mut deferred = Deferred::new();
         self.budgets.set(workers, waiting);
@@ -249,15 +250,7 @@ impl<R: Run> State<R> {
             return deferred;
         }
         self.dispatch(&mut deferred);
-        if !self.tasks.is_searching()
-            && !self.may_start()
-            && self.may_queue()
-            && self.source.may_pull()
-        {
-            if let Some(waker) = self.tasks.wake_idle() {
-                deferred.searcher = waker;
-            }
-        }
+        self.send_to_refill(&mut deferred);
         deferred
     }
 
@@ -272,10 +265,15 @@ impl<R: Run> State<R> {
         if let Some((completed, outcome)) = self.held.pop() {
             self.front += 1;
             self.clock.handed_out(completed);
-            if R::is_expired(&outcome) {
+            let expired = R::is_expired(&outcome);
+            if expired {
                 self.held_expired -= 1;
             }
             self.dispatch(&mut deferred);
+            if expired {
+                // It held a waiting place (unordered), which is free now.
+                self.send_to_refill(&mut deferred);
+            }
             return (Handout::Output(R::ok(outcome)), deferred);
         }
         if self.failed_fast {
@@ -390,12 +388,14 @@ impl<R: Run> State<R> {
         (Ok(next), deferred)
     }
 
-    /// Task `index`, busy with a future, may have been woken by the source:
-    /// lets the source be pulled again, tops up the queue and sends for a task
-    /// if a start is free.
-    pub(super) fn source_woke(&mut self, index: usize, cx: &mut Context<'_>) -> Deferred<R> {
+    /// Task `index`, busy with a future, may have been woken by the source,
+    /// or was sent to pull ahead ([`State::send_to_refill`]): lets the source
+    /// be pulled again if it was waiting on this task, tops up the queue and
+    /// sends for a task if a start is free.
+    pub(super) fn look_again(&mut self, index: usize, cx: &mut Context<'_>) -> Deferred<R> {
         let mut deferred = Deferred::new();
-        if !self.cancelled && self.source_polled_again(index) {
+        if !self.cancelled {
+            self.source_polled_again(index);
             self.top_up(index, cx, &mut deferred);
             self.dispatch(&mut deferred);
             self.wake_consumer_at_end(&mut deferred);
@@ -658,6 +658,29 @@ impl<R: Run> State<R> {
         } else if self.tasks.len() < self.budgets.workers {
             self.tasks.add();
             deferred.spawn = true;
+        }
+    }
+
+    /// The refill: a section that freed a waiting place and no start (an
+    /// expired output taken, a raise of `waiting`) sends a task to pull ahead,
+    /// since only tasks pull: an idle one (its `find_work` tops the queue up),
+    /// else a busy one, flagged, whose next poll does it before polling its
+    /// future again (a spurious poll, which every future must allow). Not
+    /// while a searcher is on its way (it tops up too) or the source is
+    /// pending (its wake reaches a task that tops up: rule 4).
+    fn send_to_refill(&mut self, deferred: &mut Deferred<R>) {
+        if self.cancelled
+            || self.tasks.is_searching()
+            || self.may_start()
+            || !self.may_queue()
+            || !self.source.may_pull()
+        {
+            return;
+        }
+        if let Some(waker) = self.tasks.wake_idle() {
+            deferred.searcher = waker;
+        } else if let Some(waker) = self.tasks.wake_busy_to_refill() {
+            deferred.refill = waker;
         }
     }
 

@@ -16,12 +16,24 @@ pub(super) struct TaskHandle {
     /// after returning `Pending`, so the task's next poll, whatever woke it,
     /// lets the source be pulled again. Read without the lock on every poll.
     pub(super) source_waiter: AtomicBool,
+    /// Set (under the state's lock) when this task, busy with an item, is sent
+    /// to pull ahead: a waiting place was freed while no start was, and no
+    /// task was idle. Its next poll makes the pull before it polls its future
+    /// again. Read without the lock on every poll.
+    refill: AtomicBool,
 }
 
 impl TaskHandle {
     /// Whether the source may have woken this task.
     pub(super) fn is_source_waiter(&self) -> bool {
         self.source_waiter.load(Ordering::Relaxed)
+    }
+
+    /// Whether this task was sent to pull ahead; clears the request.
+    pub(super) fn take_refill(&self) -> bool {
+        // A load first: the request is rare, and the load keeps the common
+        // poll free of a read-modify-write.
+        self.refill.load(Ordering::Relaxed) && self.refill.swap(false, Ordering::Relaxed)
     }
 }
 
@@ -101,6 +113,20 @@ impl Tasks {
         None
     }
 
+    /// With no task idle: sends a busy one to pull ahead (see
+    /// [`TaskHandle::take_refill`]) and takes its waker, for the caller to wake
+    /// once the lock is released. `None` if no task is spawned, or one was sent
+    /// already and has not looked yet. Call only when [`Tasks::wake_idle`]
+    /// found nobody: then every spawned task is busy, and the first will do.
+    pub(super) fn wake_busy_to_refill(&mut self) -> Option<Option<Waker>> {
+        let slot = self.slots[..self.spawned].first()?;
+        debug_assert!(!slot.idle, "a task was idle, and `wake_idle` missed it");
+        if slot.handle.refill.swap(true, Ordering::Relaxed) {
+            return None;
+        }
+        Some(slot.handle.waker.take())
+    }
+
     /// Counts one more task, the searcher, to be spawned once the lock is
     /// released (see [`Tasks::next_to_spawn`]).
     pub(super) fn add(&mut self) {
@@ -108,6 +134,7 @@ impl Tasks {
             handle: Arc::new(TaskHandle {
                 waker: AtomicWaker::new(),
                 source_waiter: AtomicBool::new(false),
+                refill: AtomicBool::new(false),
             }),
             idle: false,
             notified: true,

@@ -122,11 +122,13 @@ fn run<R: Run>(
     mut running: Pin<&mut Option<R::Future>>,
     cx: &mut Context<'_>,
 ) -> Poll<()> {
-    // The source holds this task's waker: whatever woke it, let the others
-    // pull again (an idle task does so in `find_work`).
-    if handle.is_source_waiter() && running.is_some() {
+    // The source holds this task's waker (whatever woke it, let the others
+    // pull again), or the task was sent to pull ahead: look again before
+    // polling the future (an idle task does both in `find_work`).
+    let refill = handle.take_refill();
+    if (refill || handle.is_source_waiter()) && running.is_some() {
         let ((), handed_off) =
-            Shared::section_handing_off(shared, |state| ((), state.source_woke(index, cx)));
+            Shared::section_handing_off(shared, |state| ((), state.look_again(index, cx)));
         if handed_off {
             return yield_now(cx);
         }

@@ -46,9 +46,6 @@ pub struct InForce {
     pub window: Option<usize>,
     /// The work is within these limits (and has been since they last moved).
     pub settled: bool,
-    /// `waiting` was raised while every task was busy, and no item completed
-    /// since (spawned mode only: in place, a raise is pulled at once).
-    pub waiting_raised: bool,
 }
 
 impl InForce {
@@ -58,7 +55,6 @@ impl InForce {
             waiting,
             window,
             settled: true,
-            waiting_raised: false,
         }
     }
 
@@ -73,10 +69,8 @@ impl InForce {
             && stats.active + stats.held <= self.span()
     }
 
-    /// Records `change`. `all_busy`: every task was running an item when it
-    /// was made (only then may a raise of `waiting` wait for a completion;
-    /// always `false` in place).
-    pub fn apply(&mut self, change: Change, all_busy: bool) {
+    /// Records `change`.
+    pub fn apply(&mut self, change: Change) {
         match change {
             Change::Workers(n) => {
                 self.settled &= n >= self.workers;
@@ -84,7 +78,6 @@ impl InForce {
             }
             Change::Waiting(n) => {
                 self.settled &= n >= self.waiting;
-                self.waiting_raised |= n > self.waiting && all_busy;
                 self.waiting = n;
             }
         }

@@ -11,10 +11,14 @@
 //! - `schedule`: a spawned stream stepped at random, budgets checked each step.
 //! - `limits`: limit changes and the limits in force, for property tests.
 //! - `stress`: item counts, completer threads, the exactly-once tally.
+//! - `fail_fast`: fallible sources and futures (`try_bounded`).
+//! - `clock`: a clock the test moves by hand (`.clock(...)`).
 //! - `panic`, `rng`, `watchdog`: expected panics, one generator, hang limits.
 #![allow(dead_code, unused_imports)]
 
+mod clock;
 mod executors;
+mod fail_fast;
 mod gate;
 mod limits;
 mod panic;
@@ -27,9 +31,11 @@ pub mod stress;
 mod watchdog;
 mod yielding;
 
+pub use clock::*;
 pub use executors::{
     SmolPool, StepExecutor, tokio_current_thread, tokio_multi_thread, tokio_paused_clock,
 };
+pub use fail_fast::*;
 pub use gate::{Counts, Fault, Gate, GateSource, Gates, Output};
 pub use limits::{Change, InForce};
 pub use panic::{INJECTED, POLLED_AFTER_ESCAPE, POLLED_AFTER_PANIC, caught, quiet_injected_panics};

@@ -1,0 +1,58 @@
+//! A clock the test moves by hand, for `.clock(...)` in tests that step the
+//! worker tasks themselves.
+//!
+//! [`now`] is a plain `fn() -> Instant`, so it can be passed to `.clock(now)`:
+//! a fixed base plus an offset that only [`advance`] moves. The offset is per
+//! thread: every lock section that reads it must run on the test's thread,
+//! which holds for a spawned stream on the [`StepExecutor`](super::StepExecutor)
+//! (it polls the worker tasks on the caller's thread) and for the consumer's
+//! polls. Each test runs on its own thread, so tests in one binary do not see
+//! each other's time; a property test that runs many cases on one thread calls
+//! [`reset_clock`] at the start of each.
+
+use std::cell::Cell;
+use std::sync::LazyLock;
+use std::time::{Duration, Instant};
+
+/// The clock's zero, shared by every thread (only offsets differ).
+static BASE: LazyLock<Instant> = LazyLock::new(Instant::now);
+
+thread_local! {
+    /// Nanoseconds the test moved this thread's clock since its zero.
+    static OFFSET: Cell<u64> = const { Cell::new(0) };
+    /// How often [`now`] was called on this thread.
+    static READINGS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The hand clock's current time on this thread. Counts its own calls.
+pub fn now() -> Instant {
+    READINGS.with(|readings| readings.set(readings.get() + 1));
+    *BASE + Duration::from_nanos(OFFSET.with(Cell::get))
+}
+
+/// Moves this thread's clock forward by `by`.
+pub fn advance(by: Duration) {
+    let by = u64::try_from(by.as_nanos()).expect("a test advances less than 584 years");
+    OFFSET.with(|offset| offset.set(offset.get() + by));
+}
+
+/// How far this thread's clock was moved since its zero (or the last reset).
+pub fn elapsed() -> Duration {
+    Duration::from_nanos(OFFSET.with(Cell::get))
+}
+
+/// How often this thread read the clock since its zero (or the last reset).
+pub fn readings() -> u64 {
+    READINGS.with(Cell::get)
+}
+
+/// Puts this thread's clock back to its zero and its reading count to 0.
+pub fn reset_clock() {
+    OFFSET.with(|offset| offset.set(0));
+    READINGS.with(|readings| readings.set(0));
+}
+
+/// `n` milliseconds.
+pub fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
