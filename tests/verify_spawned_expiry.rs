@@ -4,7 +4,9 @@
 //! advances and consumer polls (when woken, and spuriously). After every step
 //! the budgets hold: expired items held count against `waiting` unordered and
 //! hold their place in the window ordered, nothing is lost or counted twice,
-//! and no future runs that the stats do not count. Every item appears exactly
+//! and no future runs that the stats do not count; with the tasks stalled and
+//! items left in the source, the budgets are exactly full (taking an expired
+//! item frees a waiting place that a task refills). Every item appears exactly
 //! once, as its output or as an `Expired` that waited longer than the limit and
 //! holds the item's own future, never polled, which still runs to its output;
 //! in input order when ordered. No wake is lost. The timings agree: only the
@@ -213,7 +215,8 @@ impl Run {
     }
 
     /// The budgets and the counts, between any two steps.
-    fn check_budgets(&self) {
+    fn check_budgets(&mut self) {
+        let stalled = !self.stepper.has_ready();
         let case = &self.case;
         let stats = self.stream.stats();
         let held_expired = (stats.expired - self.expired) as usize;
@@ -264,6 +267,24 @@ impl Run {
             context()
         );
         assert!(running <= stats.active, "{}", context());
+
+        // With the tasks stalled and items left in the source, the budgets
+        // are exactly full: a freed waiting place is always pulled into (a
+        // busy task is sent when none is idle), expired items held included.
+        if stalled && pulled > 0 && pulled < case.items {
+            let (span, expired_in_queue) = match case.window {
+                Some(window) => (window, 0),
+                None => (case.workers, held_expired),
+            };
+            let workers_full = stats.active == case.workers
+                || stats.active + stats.held - expired_in_queue == span;
+            let waiting_full = stats.waiting + expired_in_queue == case.waiting;
+            assert!(
+                workers_full && waiting_full,
+                "budgets not full when stalled: {}",
+                context()
+            );
+        }
     }
 
     fn run_to_end(&mut self) {

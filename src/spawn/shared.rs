@@ -243,7 +243,14 @@ impl<R: Run> Outputs<R::Item> for Arc<Shared<R>> {
         // Outputs nobody will take go now, rather than whenever the last task
         // lets go of the state. Outputs completed after this are dropped by
         // their tasks.
-        let held = self.lock().take_held();
+        let (held, limits) = {
+            let mut state = self.lock();
+            (state.take_held(), state.take_limits())
+        };
         drop(held);
+        // The handles' shared limits point back at this state (weakly; under
+        // loom, whose `Arc` has no weak count, strongly): let go of them here
+        // so that nothing of the stream outlives it in either build.
+        drop(limits);
     }
 }

@@ -311,6 +311,12 @@ impl<R: Run> State<R> {
         deferred
     }
 
+    /// Takes the handles' shared limits away, for the stream's `Drop`: a
+    /// controller that could publish to them is gone with the stream.
+    pub(super) fn take_limits(&mut self) -> Option<std::sync::Arc<limits::Shared>> {
+        self.limits.take()
+    }
+
     /// Takes the held outputs away, for the stream's `Drop`.
     pub(super) fn take_held(&mut self) -> Held<(Stamp<R>, R::Outcome)> {
         mem::replace(&mut self.held, Held::unordered())
