@@ -182,7 +182,9 @@
 //!     error cancels every task at once, so no task starts an item after it,
 //!     however slow the consumer; each running future is dropped, exactly once,
 //!     when its task is next polled (the cancellation wakes it). An item a task
-//!     took just before the error may still get its first poll after it.
+//!     took just before the error may still get its first poll after it. A
+//!     destructor that panics while a task drops its cancelled future has
+//!     nobody left to tell (the run's outcome is the error) and is swallowed.
 //! 22. **Drain** ([`close`](BoundedBuffered::close)): nothing more is pulled
 //!     once `close` returns; every running and waiting item finishes and its
 //!     output is yielded; then the stream ends. Every item is either yielded or

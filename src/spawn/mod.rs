@@ -309,8 +309,8 @@ trait Outputs<T>: Send + Sync {
     fn poll_output(&self, cx: &mut Context<'_>) -> Poll<Handout<T>>;
     fn stats(&self) -> Stats;
     fn budgets(&self) -> Budgets;
-    /// Items pulled and not yet yielded.
-    fn in_flight(&self) -> usize;
+    /// What the stream may still yield (see [`Stream::size_hint`]).
+    fn size_hint(&self) -> (usize, Option<usize>);
     /// Stops pulling from the source; the rest finishes.
     fn close(&self);
     /// Cancels every task and drops the held outputs.
@@ -540,9 +540,7 @@ impl<T> Stream for Spawned<T> {
         if matches!(self.phase, Phase::Done) {
             return (0, Some(0));
         }
-        // Every item pulled and not yet yielded will be yielded; the source's
-        // remaining length is not known here (its type is erased).
-        (self.shared.in_flight(), None)
+        self.shared.size_hint()
     }
 }
 

@@ -36,6 +36,8 @@ pub(crate) trait Run: 'static {
     type Item: Send + 'static;
     /// Whether the stream reads a clock, and what it measures.
     type Clock: Clocking<Stamp: Send + Default> + Send + 'static;
+    /// Whether an error may end the run (`try_bounded`).
+    const FALLIBLE: bool;
 
     /// Pulls the next item: a future to run, or an error.
     fn poll_source(
@@ -90,6 +92,7 @@ where
     type Outcome = Outcome<S, P, K>;
     type Item = P::Item<Outcome<S, P, K>>;
     type Clock = K;
+    const FALLIBLE: bool = P::FALLIBLE;
 
     #[inline(always)]
     fn poll_source(

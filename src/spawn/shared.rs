@@ -230,8 +230,8 @@ impl<R: Run> Outputs<R::Item> for Arc<Shared<R>> {
         self.lock().budgets()
     }
 
-    fn in_flight(&self) -> usize {
-        self.lock().in_flight()
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.lock().size_hint()
     }
 
     fn close(&self) {

@@ -220,12 +220,27 @@ impl<R: Run> State<R> {
         }
     }
 
-    /// Items pulled and not yet handed out.
-    pub(super) fn in_flight(&self) -> usize {
-        self.counts
+    /// What the stream may still yield. Every item pulled and not handed
+    /// out yet will be, unless an error may end the run first (then at least
+    /// one item comes: an output or the error); the source's own hint is not
+    /// asked (its type is erased), so there is an upper bound only once it is
+    /// gone.
+    pub(super) fn size_hint(&self) -> (usize, Option<usize>) {
+        let in_flight = self
+            .counts
             .active
             .saturating_add(self.waiting.len())
-            .saturating_add(self.held.len())
+            .saturating_add(self.held.len());
+        if self.failed_fast {
+            // Nothing runs or waits: the held prefix, then the error.
+            let left = in_flight + usize::from(self.error.is_some());
+            return (left, Some(left));
+        }
+        let upper = self.source.is_gone().then_some(in_flight);
+        if R::FALLIBLE {
+            return (usize::from(in_flight > 0), upper);
+        }
+        (in_flight, upper)
     }
 
     // -- The consumer's sections ------------------------------------------
