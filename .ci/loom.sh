@@ -2,9 +2,8 @@
 # Model-checks the crate's hand-offs with loom: the in-place wake protocol
 # (tests/loom.rs) and the spawned mode's claim, pull, hand-out, cancellation,
 # failure, fail-fast, limits and refill paths (tests/loom_spawned.rs): every
-# interleaving of the crate's
-# atomics, mutex and wakers with the test's threads, up to
-# LOOM_MAX_PREEMPTIONS preemptions per run (default 2). Prints the
+# interleaving of the crate's atomics, mutex and wakers with the test's
+# threads, up to LOOM_MAX_PREEMPTIONS preemptions per run (default 2). Prints the
 # interleavings explored per model and in all, and how long it took.
 #
 # `--cfg loom` changes every crate in the graph, so this builds into its own
