@@ -7,13 +7,15 @@
 #   scripts/instructions-per-item.sh <workers> <ready|yield_once> <adapter> [adapter ...]
 #
 # for example scripts/instructions-per-item.sh 16 ready bounded_no_prefetch fb_buffered_unordered
-# Adapter names as in tools/compare/src/bin/drain_once.rs. Needs valgrind. SMALL
-# and LARGE (default 20000 and 60000) set the two item counts.
+# Adapter names as in tools/compare/src/bin/drain_once.rs, and `spawned`
+# (tools/compare/src/bin/spawned_once.rs: spawned mode on a one-thread executor
+# run by hand). Needs valgrind. SMALL and LARGE (default 20000 and 60000) set
+# the two item counts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [ $# -lt 3 ]; then
-    sed -n '2,11p' "$0"
+    sed -n '2,13p' "$0"
     exit 2
 fi
 workers=$1
@@ -23,20 +25,25 @@ shift 2
 small=${SMALL:-20000}
 large=${LARGE:-60000}
 
-cargo build --release --quiet -p compare --bin drain_once
+cargo build --release --quiet -p compare --bin drain_once --bin spawned_once
 # Cargo knows where it built: CARGO_TARGET_DIR or build.target-dir may have
 # moved the target directory. `cargo metadata` prints one line of JSON.
 target_dir=$(cargo metadata --format-version 1 --no-deps |
     sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
-binary=$target_dir/release/drain_once
-if [ ! -x "$binary" ]; then
-    echo "no drain_once binary at '$binary' (the target directory cargo metadata reported)" >&2
-    exit 1
-fi
+for binary in drain_once spawned_once; do
+    if [ ! -x "$target_dir/release/$binary" ]; then
+        echo "no $binary binary in '$target_dir/release' (the target directory cargo metadata reported)" >&2
+        exit 1
+    fi
+done
 
 count() {
-    local output
-    # On failure (an unknown adapter name, say), show drain_once's own message.
+    local output binary=$target_dir/release/drain_once
+    # Spawned mode runs on its own one-thread executor (spawned_once.rs).
+    if [ "$1" = spawned ]; then
+        binary=$target_dir/release/spawned_once
+    fi
+    # On failure (an unknown adapter name, say), show the binary's own message.
     if ! output=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$binary" "$@" 2>&1); then
         printf '%s\n' "$output" >&2
         return 1

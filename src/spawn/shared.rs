@@ -95,7 +95,7 @@ impl<R: Run> Shared<R> {
             Self::spawn_counted(this);
         }
         if let Some(leftovers) = cancelled {
-            release(leftovers);
+            release(*leftovers);
         }
         drop(unreported);
         drop(ended);

@@ -86,7 +86,9 @@ pub(super) struct Deferred<R: Run> {
     /// The source returned `None`: drop it.
     pub(super) ended: Option<Pin<Box<R::Source>>>,
     /// The stream was cancelled (or failed) in this section.
-    pub(super) cancelled: Option<Leftovers<R>>,
+    /// Boxed: it happens once per stream, and every section's `Deferred`
+    /// is built and moved, so it stays small.
+    pub(super) cancelled: Option<Box<Leftovers<R>>>,
     /// A failure that came too late to report, dropped outside the lock (its
     /// payload is a user type).
     pub(super) unreported: Option<Failure>,
@@ -449,17 +451,17 @@ impl<R: Run> State<R> {
     /// tasks' handles (to wake them) and the consumer's waker out, for the
     /// caller to drop and wake once the lock is released. `None` if it was
     /// cancelled already.
-    pub(super) fn cancel(&mut self) -> Option<Leftovers<R>> {
+    pub(super) fn cancel(&mut self) -> Option<Box<Leftovers<R>>> {
         if mem::replace(&mut self.cancelled, true) {
             return None;
         }
-        Some(Leftovers {
+        Some(Box::new(Leftovers {
             source: self.source.take(),
             waiting: mem::take(&mut self.waiting),
             held: Vec::new(),
             tasks: self.tasks.end_all(),
             consumer: self.consumer.take(),
-        })
+        }))
     }
 
     /// The next task counted and not spawned yet, unless cancelled.
