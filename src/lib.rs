@@ -181,8 +181,10 @@
 //!     (`try_bounded(..).spawn_on(..)`): the lock section that records the
 //!     error cancels every task at once, so no task starts an item after it,
 //!     however slow the consumer; each running future is dropped, exactly once,
-//!     when its task is next polled (the cancellation wakes it). An item a task
-//!     took just before the error may still get its first poll after it. A
+//!     when its task is next polled (the cancellation wakes it). An item that
+//!     another task took in an earlier lock section, and was about to poll
+//!     while the error was recorded, may still get its first poll after it
+//!     (tasks poll outside the lock); on a one-thread executor none does. A
 //!     destructor that panics while a task drops its cancelled future has
 //!     nobody left to tell (the run's outcome is the error) and is swallowed.
 //! 22. **Drain** ([`close`](BoundedBuffered::close)): nothing more is pulled

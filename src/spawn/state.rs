@@ -527,9 +527,28 @@ impl<R: Run> State<R> {
             }
         };
         self.top_up(index, cx, deferred);
+        if self.cancelled {
+            return self.unstart(next, deferred);
+        }
         self.dispatch(deferred);
         self.wake_consumer_at_end(deferred);
         next
+    }
+
+    /// The top-up of the section that took `next` met the source's error (or
+    /// panic): the item taken just before must not start either, since
+    /// nothing starts once the error is seen. Its future goes with the
+    /// waiting items, dropped once the lock is released, and the task stops.
+    #[cold]
+    fn unstart(&mut self, next: Next<R>, deferred: &mut Deferred<R>) -> Next<R> {
+        if let Next::Run(_, started, future) = next {
+            // The cancellation was made in this section: its leftovers are here.
+            match &mut deferred.cancelled {
+                Some(leftovers) => leftovers.waiting.push_back((started, future)),
+                None => unreachable!("cancelled in this section, with nothing to release"),
+            }
+        }
+        Next::Stop
     }
 
     /// Starts one item if the budgets allow: the oldest waiting one, else one

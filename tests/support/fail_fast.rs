@@ -207,24 +207,16 @@ impl Journal {
             .is_some_and(|(_, _, from_source)| from_source)
     }
 
-    /// No item starts after the error, with the one exception spawned mode
-    /// allows (contract point 21): the item a task took for its start in the
-    /// very lock section that pulled the source's error may still get its
-    /// first poll after it. Starts are made in input order, so that item is the
-    /// highest position started; a future's error is seen in a section that
-    /// takes nothing, so after it nothing at all is first polled.
+    /// No item is first polled after the error (contract point 21), not even
+    /// the one a task took for its start in the very lock section that pulled
+    /// the source's error. Exact on the one-thread executors of these tests:
+    /// with tasks on several threads, an item another task took just before
+    /// may still get its first poll after it.
     pub fn check_no_start_after_error(&self) {
         let late = self.started_after_error();
-        if late.is_empty() {
-            return;
-        }
-        let newest = {
-            let log = lock(&self.0);
-            log.first_poll.iter().rposition(Option::is_some)
-        };
         assert!(
-            self.source_failed_first() && late.len() == 1 && Some(late[0]) == newest,
-            "items first polled after the error: {late:?} (newest start {newest:?}, the source failed first: {})",
+            late.is_empty(),
+            "items first polled after the error: {late:?} (the source failed first: {})",
             self.source_failed_first()
         );
     }
