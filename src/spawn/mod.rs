@@ -324,7 +324,10 @@ trait Outputs<T>: Send + Sync {
 /// Stream for the [`spawn_on`](BoundedBuffered::spawn_on) method.
 ///
 /// Yields the outputs of futures that run as tasks on an executor, under the
-/// budgets of the [`BoundedBuffered`] it was made from. See
+/// budgets of the [`BoundedBuffered`] it was made from, and the same items:
+/// `T` is that stream's item type (`Result<_, E>` after
+/// [`try_bounded`](crate::BoundedStreamExt::try_bounded), `Result<_,
+/// Expired<F>>` after [`max_wait`](BoundedBuffered::max_wait)). See
 /// [`spawn_on`](BoundedBuffered::spawn_on).
 #[must_use = "streams do nothing unless polled"]
 pub struct Spawned<T> {
