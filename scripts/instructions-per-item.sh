@@ -7,9 +7,9 @@
 #   scripts/instructions-per-item.sh <workers> <ready|yield_once> <adapter> [adapter ...]
 #
 # for example scripts/instructions-per-item.sh 16 ready bounded_no_prefetch fb_buffered_unordered
-# Adapter names as in tools/compare/src/bin/drain_once.rs, and `spawned`
-# (tools/compare/src/bin/spawned_once.rs: spawned mode on a one-thread executor
-# run by hand). Needs valgrind. SMALL and LARGE (default 20000 and 60000) set
+# Adapter names as in tools/compare/src/bin/drain_once.rs, and `spawned`,
+# `spawned_timed`, `spawned_max_wait` (tools/compare/src/bin/spawned_once.rs:
+# spawned mode on a one-thread executor run by hand). Needs valgrind. SMALL and LARGE (default 20000 and 60000) set
 # the two item counts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,7 +40,7 @@ done
 count() {
     local output binary=$target_dir/release/drain_once
     # Spawned mode runs on its own one-thread executor (spawned_once.rs).
-    if [ "$1" = spawned ]; then
+    if [[ $1 == spawned* ]]; then
         binary=$target_dir/release/spawned_once
     fi
     # On failure (an unknown adapter name, say), show the binary's own message.

@@ -8,7 +8,9 @@
 //! cargo run --release -p compare --bin spawned_once -- spawned <workers> <ready|yield_once> <items>
 //! ```
 //!
-//! `spawned` is `bounded(workers, workers).spawn_on(..)`. The executor keeps
+//! `spawned` is `bounded(workers, workers).spawn_on(..)`; `spawned_timed` and
+//! `spawned_max_wait` add `.timed()` or `.max_wait(1 hour)` before `spawn_on`
+//! (no item expires: what is counted is the clock). The executor keeps
 //! the woken tasks in a queue; the consumer polls the stream until it is
 //! pending, then every queued task is polled once, and so on. Its own cost per
 //! item (a queue push and pop, a waker clone per poll) is part of the count,
@@ -24,7 +26,9 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll, Wake, Waker};
 
-use bounded_buffered::BoundedStreamExt;
+use std::time::Duration;
+
+use bounded_buffered::{BoundedStreamExt, Spawned};
 use futures::future::BoxFuture;
 use futures::stream::{self, Stream, StreamExt};
 
@@ -76,7 +80,9 @@ impl Future for Job {
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let parsed = match args.as_slice() {
-        [name, workers, kind, items] if name == "spawned" => {
+        [name, workers, kind, items]
+            if ["spawned", "spawned_timed", "spawned_max_wait"].contains(&name.as_str()) =>
+        {
             let yielding = match kind.as_str() {
                 "ready" => Some(false),
                 "yield_once" => Some(true),
@@ -91,9 +97,12 @@ fn main() -> ExitCode {
         _ => None,
     };
     let Some(((workers, yielding), items)) = parsed else {
-        eprintln!("usage: spawned_once spawned <workers> <ready|yield_once> <items>");
+        eprintln!(
+            "usage: spawned_once <spawned|spawned_timed|spawned_max_wait> <workers> <ready|yield_once> <items>"
+        );
         return ExitCode::FAILURE;
     };
+    let name = args[0].as_str();
 
     let queue: Queue = Arc::default();
     let spawner = {
@@ -113,14 +122,37 @@ fn main() -> ExitCode {
         yielded: !yielding,
         value,
     });
-    let mut outputs = jobs.bounded(workers, workers).spawn_on(spawner);
+    let bounded = jobs.bounded(workers, workers);
+    let sum = match name {
+        "spawned_timed" => drain(bounded.timed().spawn_on(spawner), &queue, |value| value),
+        "spawned_max_wait" => drain(
+            bounded
+                .max_wait(Duration::from_secs(3600))
+                .spawn_on(spawner),
+            &queue,
+            |outcome| outcome.expect("nothing waits an hour"),
+        ),
+        _ => drain(bounded.spawn_on(spawner), &queue, |value| value),
+    };
+    assert_eq!(
+        sum,
+        (0..items).fold(0u64, u64::wrapping_add),
+        "an output lost"
+    );
+    println!("{name}: {items} items");
+    ExitCode::SUCCESS
+}
+
+/// Polls `outputs` until it ends, running every woken task once whenever it
+/// is pending; returns the sum of the values `value` reads off the outputs.
+fn drain<T>(mut outputs: Spawned<T>, queue: &Queue, value: impl Fn(T) -> u64) -> u64 {
     let waker = Waker::from(Arc::new(Noop));
     let mut cx = Context::from_waker(&waker);
     let mut sum = 0u64;
     loop {
         match Pin::new(&mut outputs).poll_next(&mut cx) {
-            Poll::Ready(Some(value)) => sum = sum.wrapping_add(value),
-            Poll::Ready(None) => break,
+            Poll::Ready(Some(output)) => sum = sum.wrapping_add(value(output)),
+            Poll::Ready(None) => return sum,
             Poll::Pending => {
                 let ready: Vec<Arc<Task>> = queue
                     .lock()
@@ -147,11 +179,4 @@ fn main() -> ExitCode {
             }
         }
     }
-    assert_eq!(
-        sum,
-        (0..items).fold(0u64, u64::wrapping_add),
-        "an output lost"
-    );
-    println!("spawned: {items} items");
-    ExitCode::SUCCESS
 }
