@@ -1,7 +1,9 @@
 //! Allocation bound for the spawned mode: the shared state's storage (waiting
 //! queue, held outputs, the tasks' bookkeeping) and the tasks themselves grow
 //! once and are then reused, so draining 20 000 or 100 000 items through the
-//! same budgets performs the same number of allocations: none per item. Small
+//! same budgets performs the same number of allocations: none per item; with
+//! every per-item opt-in on too (`try_bounded`, `max_wait`, `timed`,
+//! `adaptive`: contract points 21, 23, 24, 26). Small
 //! budgets, and budgets above 1 024 (where the old design's queue allocated a
 //! block per 31 items), unordered and ordered.
 //!
@@ -16,7 +18,10 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
 
-use bounded_buffered::{BoundedStreamExt, Spawner};
+use std::time::Duration;
+
+use bounded_buffered::{Aimd, BoundedStreamExt, Spawned, Spawner, Stats};
+use futures::FutureExt;
 use futures::future::BoxFuture;
 use futures::stream::{self, Stream, StreamExt};
 use futures_test::task::noop_waker;
@@ -159,6 +164,17 @@ fn source(items: u64) -> impl Stream<Item = YieldThenReady> + Send + 'static {
     })
 }
 
+/// What the stream is built with besides its budgets.
+#[derive(Clone, Copy, Debug)]
+enum Settings {
+    /// `bounded`.
+    Plain,
+    /// `try_bounded` with `max_wait` (an hour: nothing expires), `timed` and
+    /// an adaptive controller that keeps the limit where it is: every
+    /// per-item path of the opt-ins runs, and none may allocate per item.
+    AllOptIns,
+}
+
 /// Allocations made while building the stream and draining `items` items
 /// through it with the given budgets; and the tasks it spawned.
 fn allocations_for(
@@ -166,23 +182,73 @@ fn allocations_for(
     workers: usize,
     waiting: usize,
     window: Option<usize>,
+    settings: Settings,
 ) -> (u64, usize) {
-    let waker = noop_waker();
-    let mut cx = Context::from_waker(&waker);
     let mut executor = Executor::new();
     counting(true);
     let before = allocations();
-    let mut stream = source(items).bounded(workers, waiting);
-    if let Some(window) = window {
-        stream = stream.ordered(window);
-    }
-    let mut stream = stream.spawn_on(executor.spawner());
+    let (sum, count, stats) = match settings {
+        Settings::Plain => {
+            let stream = source(items).bounded(workers, waiting);
+            let stream = match window {
+                Some(window) => stream.ordered(window),
+                None => stream,
+            };
+            drain(
+                stream.spawn_on(executor.spawner()),
+                &mut executor,
+                window,
+                |id| id,
+            )
+        }
+        Settings::AllOptIns => {
+            let fallible = source(items).map(|job| Ok::<_, ()>(job.map(Ok::<u64, ()>)));
+            let stream = fallible.try_bounded(workers, waiting);
+            let stream = match window {
+                Some(window) => stream.ordered(window),
+                None => stream,
+            };
+            let stream = stream
+                .max_wait(Duration::from_secs(3600))
+                .timed()
+                .adaptive(Aimd::new(workers, workers), |_: &Result<u64, ()>| false);
+            drain(
+                stream.spawn_on(executor.spawner()),
+                &mut executor,
+                window,
+                |outcome| {
+                    outcome
+                        .expect("no error is made")
+                        .expect("nothing waits an hour")
+                },
+            )
+        }
+    };
+    let after = allocations();
+    counting(false);
+    assert_eq!(count, items);
+    assert_eq!(sum, items * (items - 1) / 2);
+    assert!(stats.peak_active <= workers && stats.peak_waiting <= waiting);
+    (after - before, executor.spawned())
+}
+
+/// The consumer takes everything it can, then the tasks get a turn, until the
+/// stream ends; returns the sum and count of the ids `id` reads off the
+/// outputs, and the final stats.
+fn drain<T>(
+    mut stream: Spawned<T>,
+    executor: &mut Executor,
+    window: Option<usize>,
+    id: impl Fn(T) -> u64,
+) -> (u64, u64, Stats) {
+    let waker = noop_waker();
+    let mut cx = Context::from_waker(&waker);
     let (mut sum, mut count, mut next) = (0u64, 0u64, 0u64);
     'run: loop {
-        // The consumer takes everything it can, then the tasks get a turn.
         loop {
             match stream.poll_next_unpin(&mut cx) {
-                Poll::Ready(Some(id)) => {
+                Poll::Ready(Some(output)) => {
+                    let id = id(output);
                     if window.is_some() {
                         assert_eq!(id, next, "ordered output out of order");
                         next += 1;
@@ -196,26 +262,26 @@ fn allocations_for(
         }
         executor.run_once();
     }
-    let after = allocations();
-    counting(false);
-    assert_eq!(count, items);
-    assert_eq!(sum, items * (items - 1) / 2);
-    let stats = stream.stats();
-    assert!(stats.peak_active <= workers && stats.peak_waiting <= waiting);
-    (after - before, executor.spawned())
+    (sum, count, stream.stats())
 }
 
 fn check(workers: usize, waiting: usize, window: Option<usize>) {
-    let (small, small_tasks) = allocations_for(20_000, workers, waiting, window);
-    let (large, large_tasks) = allocations_for(100_000, workers, waiting, window);
+    for settings in [Settings::Plain, Settings::AllOptIns] {
+        check_with(workers, waiting, window, settings);
+    }
+}
+
+fn check_with(workers: usize, waiting: usize, window: Option<usize>, settings: Settings) {
+    let (small, small_tasks) = allocations_for(20_000, workers, waiting, window, settings);
+    let (large, large_tasks) = allocations_for(100_000, workers, waiting, window, settings);
     println!(
-        "bounded({workers}, {waiting}), window {window:?}: {small} allocations ({small_tasks} tasks) \
-         for 20 000 items, {large} ({large_tasks} tasks) for 100 000"
+        "bounded({workers}, {waiting}), window {window:?}, {settings:?}: {small} allocations \
+         ({small_tasks} tasks) for 20 000 items, {large} ({large_tasks} tasks) for 100 000"
     );
     assert!(large_tasks <= workers, "more tasks than workers");
     assert_eq!(
         small, large,
-        "bounded({workers}, {waiting}), window {window:?}: allocations grow with the items"
+        "bounded({workers}, {waiting}), window {window:?}, {settings:?}: allocations grow with the items"
     );
     assert!(
         small > 0,
