@@ -171,22 +171,24 @@ impl<O> Adjust<O> {
     }
 
     /// Feeds one completed item to the controller, if there is one, and applies
-    /// the limit it returns. `blocked` says whether the budgets allowed no further
-    /// start when it completed.
+    /// the limit it returns. `(active, held, expired)` are the counts just
+    /// before it completed (itself among the `active`): the limit was reached
+    /// if the budgets allowed no further start then.
     #[inline]
     pub(crate) fn observe(
         &mut self,
         output: &O,
         (started, run): (Duration, Duration),
-        blocked: bool,
+        (active, held, expired): (usize, usize, usize),
         budgets: &mut Budgets,
         shared: &OnceLock<std::sync::Arc<limits::Shared>>,
     ) {
         let Some(feedback) = self.0.as_mut() else {
             return;
         };
+        let saturated = !budgets.may_start(active, held, expired);
         let limit = Self::controller(feedback)
-            .sample(output, started, run, blocked, budgets.workers)
+            .sample(output, started, run, saturated, budgets.workers)
             .max(1);
         if limit != budgets.workers {
             budgets.set(limit, budgets.waiting);

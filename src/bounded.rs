@@ -1055,7 +1055,7 @@ impl<S, P: Policy<S>, K: Clocking> Core<S, P, K> {
         self.failure = Some(error);
         self.waiting.clear();
         self.active -= self.slots.cancel_all();
-        self.held.keep_in_order_prefix();
+        self.held.keep_in_order_prefix(drop);
         self.held_expired = self
             .held
             .count(|(_, outcome)| K::Expiry::is_expired(outcome));
@@ -1099,8 +1099,13 @@ fn complete<S, P: Policy<S>, K: Clocking>(
             expired,
         } = governed;
         // Before it completed, `active + 1` ran beside the same outputs held.
-        let blocked = !budgets.may_start(active + 1, held.len(), expired);
-        adaptive.observe(&output, run, blocked, budgets, limits);
+        adaptive.observe(
+            &output,
+            run,
+            (active + 1, held.len(), expired),
+            budgets,
+            limits,
+        );
     }
     let output = P::settle(output)?;
     held.complete(position, (completed, K::Expiry::done(output)));

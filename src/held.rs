@@ -120,37 +120,29 @@ impl<T> Held<T> {
     }
 
     /// After a failure: keeps only the outputs that may still be handed out
-    /// without breaking the output order, and drops the rest. Unordered, that is
-    /// all of them. Ordered, the complete prefix from the oldest unyielded
-    /// position; the first gap is an item that will never complete (it was
-    /// cancelled), so nothing behind it can be yielded in order.
+    /// without breaking the output order, and hands the rest to `removed`.
+    /// Unordered, that is all of them. Ordered, the complete prefix from the
+    /// oldest unyielded position; the first gap is an item that will never
+    /// complete (it was cancelled), so nothing behind it can be yielded in
+    /// order. In place `removed` drops them at once; spawned, it keeps them to
+    /// drop once the lock is released.
     #[cold]
-    pub(crate) fn keep_in_order_prefix(&mut self) {
-        drop(self.split_off_unyieldable());
-    }
-
-    /// [`Held::keep_in_order_prefix`], handing back the outputs it removes
-    /// instead of dropping them, for a caller that must drop them later (the
-    /// spawned mode: not under its lock).
-    #[cold]
-    pub(crate) fn split_off_unyieldable(&mut self) -> Vec<T> {
+    pub(crate) fn keep_in_order_prefix(&mut self, mut removed: impl FnMut(T)) {
         let Order::Ordered { ring, front, next } = &mut self.order else {
-            return Vec::new();
+            return;
         };
         let mask = ring.len().wrapping_sub(1);
         let mut end = *front;
         while end < *next && ring[end as usize & mask].is_some() {
             end += 1;
         }
-        let mut removed = Vec::new();
         for position in end..*next {
             if let Some(output) = ring[position as usize & mask].take() {
                 self.len -= 1;
-                removed.push(output);
+                removed(output);
             }
         }
         *next = end;
-        removed
     }
 }
 

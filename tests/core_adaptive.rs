@@ -8,49 +8,12 @@
 mod support;
 
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::Duration;
 
-use bounded_buffered::{BoundedStreamExt, Controller, Sample};
+use bounded_buffered::BoundedStreamExt;
 use futures::{StreamExt, TryStreamExt, stream};
-use support::{Gates, Poller};
-
-/// A controller that records what it hears and answers from a script (or
-/// keeps the limit when the script runs out).
-#[derive(Clone)]
-struct Scripted {
-    initial: usize,
-    answers: Arc<Mutex<Vec<usize>>>,
-    heard: Arc<Mutex<Vec<Sample>>>,
-}
-
-impl Scripted {
-    fn new(initial: usize, answers: &[usize]) -> Self {
-        let mut answers = answers.to_vec();
-        answers.reverse();
-        Self {
-            initial,
-            answers: Arc::new(Mutex::new(answers)),
-            heard: Arc::default(),
-        }
-    }
-
-    fn heard(&self) -> Vec<Sample> {
-        self.heard.lock().unwrap().clone()
-    }
-}
-
-impl Controller for Scripted {
-    fn initial(&self) -> usize {
-        self.initial
-    }
-
-    fn sample(&mut self, sample: &Sample) -> usize {
-        self.heard.lock().unwrap().push(*sample);
-        self.answers.lock().unwrap().pop().unwrap_or(sample.limit)
-    }
-}
+use support::{Gates, Poller, Scripted};
 
 fn tokio_now() -> std::time::Instant {
     tokio::time::Instant::now().into_std()

@@ -297,6 +297,24 @@ fn dropping_the_stream_ends_every_task_and_drops_everything_once() {
     });
 }
 
+/// Items 0 and 1, each the future `item` makes for its id, counted when made
+/// and when dropped.
+fn counted_pair<T: 'static>(
+    drops: &Arc<Drops>,
+    made: &Arc<AtomicUsize>,
+    item: impl Fn(usize) -> BoxFuture<'static, T> + Send + 'static,
+) -> impl Stream<Item = Counted<BoxFuture<'static, T>>> + Send + 'static {
+    let (drops, made) = (Arc::clone(drops), Arc::clone(made));
+    stream::iter(0..2usize).map(move |id| {
+        made.fetch_add(1, Relaxed);
+        Counted {
+            value: item(id),
+            drops: Arc::clone(&drops),
+            item: true,
+        }
+    })
+}
+
 /// A failure racing a completion: item 0 panics in its first poll while item
 /// 1 completes on the other task. The consumer sees the panic (never a clean
 /// end), every task ends, and everything is dropped once.
@@ -307,22 +325,14 @@ fn a_failure_racing_a_completion_reaches_the_consumer() {
         let threads = Threads::default();
         let drops = Arc::new(Drops::default());
         let made = Arc::new(AtomicUsize::new(0));
-        let items = {
-            let (drops, made) = (Arc::clone(&drops), Arc::clone(&made));
-            stream::iter(0..2usize).map(move |id| {
-                made.fetch_add(1, Relaxed);
-                Counted {
-                    value: Box::pin(async move {
-                        if id == 0 {
-                            panic!("injected: item 0 fails");
-                        }
-                        id
-                    }) as BoxFuture<'static, usize>,
-                    drops: Arc::clone(&drops),
-                    item: true,
+        let items = counted_pair(&drops, &made, |id| {
+            Box::pin(async move {
+                if id == 0 {
+                    panic!("injected: item 0 fails");
                 }
+                id
             })
-        };
+        });
         let mut stream: Spawned<usize> = items.bounded(2, 0).spawn_on(threads.spawner());
         let notify = Arc::new(Notify::new());
         let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
@@ -356,23 +366,16 @@ fn a_fail_fast_error_racing_a_completion_ends_the_run() {
         let threads = Threads::default();
         let drops = Arc::new(Drops::default());
         let made = Arc::new(AtomicUsize::new(0));
-        let items = {
-            let (drops, made) = (Arc::clone(&drops), Arc::clone(&made));
-            stream::iter(0..2usize).map(move |id| {
-                made.fetch_add(1, Relaxed);
-                Ok::<_, usize>(Counted {
-                    value: Box::pin(async move {
-                        if id == 0 {
-                            return Err(id);
-                        }
-                        YieldOnce { id, yielded: false }.await;
-                        Ok(id)
-                    }) as BoxFuture<'static, Result<usize, usize>>,
-                    drops: Arc::clone(&drops),
-                    item: true,
-                })
+        let items = counted_pair(&drops, &made, |id| {
+            Box::pin(async move {
+                if id == 0 {
+                    return Err(id);
+                }
+                YieldOnce { id, yielded: false }.await;
+                Ok(id)
             })
-        };
+        })
+        .map(Ok::<_, usize>);
         let out = drain(items.try_bounded(2, 0).spawn_on(threads.spawner()));
         assert!(out == [Err(0)] || out == [Ok(1), Err(0)], "outputs {out:?}");
         threads.join_all();

@@ -16,48 +16,11 @@
 
 mod support;
 
-use std::sync::{Arc, Mutex};
 use std::task::Poll;
 
-use bounded_buffered::{BoundedStreamExt, Controller, Sample, Spawned};
+use bounded_buffered::{BoundedStreamExt, Spawned};
 use futures::{StreamExt, TryStreamExt};
-use support::{Gates, StepExecutor, advance, ms, now, poll_once, reset_clock};
-
-/// A controller that records what it hears and answers from a script (or
-/// keeps the limit when the script runs out).
-#[derive(Clone)]
-struct Scripted {
-    initial: usize,
-    answers: Arc<Mutex<Vec<usize>>>,
-    heard: Arc<Mutex<Vec<Sample>>>,
-}
-
-impl Scripted {
-    fn new(initial: usize, answers: &[usize]) -> Self {
-        let mut answers = answers.to_vec();
-        answers.reverse();
-        Self {
-            initial,
-            answers: Arc::new(Mutex::new(answers)),
-            heard: Arc::default(),
-        }
-    }
-
-    fn heard(&self) -> Vec<Sample> {
-        self.heard.lock().unwrap().clone()
-    }
-}
-
-impl Controller for Scripted {
-    fn initial(&self) -> usize {
-        self.initial
-    }
-
-    fn sample(&mut self, sample: &Sample) -> usize {
-        self.heard.lock().unwrap().push(*sample);
-        self.answers.lock().unwrap().pop().unwrap_or(sample.limit)
-    }
-}
+use support::{Gates, Scripted, StepExecutor, advance, ms, now, poll_once, reset_clock};
 
 /// Runs the tasks until none is woken, then takes every output the stream has
 /// ready, running the tasks again after each poll, until nothing more comes.

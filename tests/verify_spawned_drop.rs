@@ -23,13 +23,6 @@ use support::{
     poll_once, quiet_injected_panics, tokio_multi_thread,
 };
 
-fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|cases| cases.parse().ok())
-        .unwrap_or(256)
-}
-
 /// Kinds of fault the cases draw from: none, a panic in a future's poll or
 /// first poll, in the source, and in a future's destructor.
 const FAULT_KINDS: u8 = 5;
@@ -139,7 +132,7 @@ fn drop_after(case: Case, steps: usize) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(cases()))]
+    #![proptest_config(ProptestConfig::with_cases(support::cases(256)))]
 
     #[test]
     fn dropping_at_a_random_step_drops_everything_exactly_once(
@@ -218,7 +211,7 @@ fn drop_on_tokio(case: Case, kept_closed: usize) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases((cases() / 8).max(1)))]
+    #![proptest_config(ProptestConfig::with_cases((support::cases(256) / 8).max(1)))]
 
     #[test]
     fn dropping_mid_flight_on_tokio_drops_everything_exactly_once(

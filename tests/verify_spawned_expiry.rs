@@ -29,13 +29,6 @@ use futures_test::task::{AwokenCount, new_count_waker};
 use proptest::prelude::*;
 use support::{Gate, Gates, Rng, StepExecutor, advance, ms, now, reset_clock};
 
-fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|cases| cases.parse().ok())
-        .unwrap_or(1024)
-}
-
 /// A gate that says which item it is without being polled.
 struct Tagged {
     id: usize,
@@ -351,7 +344,7 @@ fn run(case: Case) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(cases()))]
+    #![proptest_config(ProptestConfig::with_cases(support::cases(1024)))]
 
     #[test]
     fn with_expiry_the_budgets_hold_and_every_item_appears_exactly_once(case in case()) {

@@ -25,22 +25,7 @@ use std::task::Poll;
 
 use futures::stream::{FusedStream, Stream};
 use proptest::prelude::*;
-use proptest::test_runner::Config;
 use support::{Failures, Fault, Got, TryCase, TryRun, TryStep, poll_once};
-
-fn config() -> Config {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|cases| cases.parse().ok())
-        .unwrap_or(256);
-    // A failing case is reported with its inputs; nothing is written to the
-    // source tree.
-    Config {
-        cases,
-        failure_persistence: None,
-        ..Config::default()
-    }
-}
 
 /// Budgets and length; `failures` picks where the run fails for each length.
 fn case(
@@ -132,7 +117,7 @@ fn run(case: TryCase, seed: u64) {
 }
 
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(support::config(256))]
 
     #[test]
     fn an_error_from_a_future_yields_what_the_rule_allows_then_the_error(

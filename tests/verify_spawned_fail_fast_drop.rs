@@ -21,7 +21,6 @@ use std::task::Poll;
 
 use futures::stream::{FusedStream, Stream};
 use proptest::prelude::*;
-use proptest::test_runner::Config;
 use support::{
     Failures, Fault, Got, INJECTED, POLLED_AFTER_PANIC, StepExecutor, TryCase, TryRun, TryStep,
     caught, poll_once, quiet_injected_panics,
@@ -212,18 +211,6 @@ fn an_executor_shut_down_after_the_error_leaves_the_error_to_the_consumer() {
     }
 }
 
-fn config() -> Config {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|cases| cases.parse().ok())
-        .unwrap_or(256);
-    Config {
-        cases,
-        failure_persistence: None,
-        ..Config::default()
-    }
-}
-
 /// A case with one to two failing futures or a failing source (and maybe a
 /// failing future), and one fault (or none) at an item near or inside it.
 fn case() -> impl Strategy<Value = (TryCase, Fault, u64)> {
@@ -308,7 +295,7 @@ fn drop_after(case: TryCase, fault: Fault, seed: u64, steps: usize) {
 }
 
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(support::config(256))]
 
     #[test]
     fn dropping_at_a_random_step_of_a_failing_run_drops_everything_exactly_once(

@@ -22,13 +22,6 @@ use futures::StreamExt;
 use proptest::prelude::*;
 use support::{Case, Fault, HANG_LIMIT, Rng, Run, Step, eventually, poll_once, tokio_multi_thread};
 
-fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|cases| cases.parse().ok())
-        .unwrap_or(256)
-}
-
 fn case() -> impl Strategy<Value = Case> {
     (
         1..=4usize,
@@ -121,7 +114,7 @@ fn on_tokio(case: Case, openers: usize) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(cases()))]
+    #![proptest_config(ProptestConfig::with_cases(support::cases(256)))]
 
     #[test]
     fn random_task_schedules_keep_the_budgets_and_deliver_every_output_once(case in case()) {
@@ -130,7 +123,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases((cases() / 8).max(1)))]
+    #![proptest_config(ProptestConfig::with_cases((support::cases(256) / 8).max(1)))]
 
     #[test]
     fn gates_opened_from_other_threads_on_tokio_keep_the_budgets(

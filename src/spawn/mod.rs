@@ -110,7 +110,7 @@
 //!   recorded in the same section, which then cancels (rule 5): no section
 //!   starts or pulls anything after it, the waiting items go, and every task
 //!   is woken to drop its future. The held outputs are trimmed to those that
-//!   keep the output order (`Held::split_off_unyieldable`, dropped after the
+//!   keep the output order (`Held::keep_in_order_prefix`, dropped after the
 //!   lock with the rest); the consumer's `hand_out` yields them, then the
 //!   error, then ends.
 //! - **`close()`** (`State::close`): a consumer-side section that takes the

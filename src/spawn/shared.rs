@@ -195,12 +195,11 @@ impl<R: Run> Retarget for LimitsTarget<R> {
 
 impl<R: Run> Outputs<R::Item> for Arc<Shared<R>> {
     fn limits(&self) -> std::sync::Arc<limits::Shared> {
-        let target = Shared::limits_target(self);
         self.lock().limits(|budgets| {
             std::sync::Arc::new(limits::Shared::new(
                 budgets.workers,
                 budgets.waiting,
-                Signal::Spawned(target),
+                Signal::Spawned(Shared::limits_target(self)),
             ))
         })
     }

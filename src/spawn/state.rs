@@ -384,13 +384,10 @@ impl<R: Run> State<R> {
         // Only a clock that measures runs answers: the branch is gone from a
         // stream without one.
         if let Some(run) = self.clock.run_of(started, completed) {
-            // Whether the limit was reached while it ran, as in place.
-            let blocked =
-                !self
-                    .budgets
-                    .may_start(self.counts.active, self.held.len(), self.held_expired);
+            // Still counted as active: the counts while it ran.
+            let counts = (self.counts.active, self.held.len(), self.held_expired);
             self.adaptive
-                .observe(&output, run, blocked, &mut self.budgets, &self.limits);
+                .observe(&output, run, counts, &mut self.budgets, &self.limits);
         }
         match R::settle(output) {
             Ok(outcome) => {
@@ -619,7 +616,9 @@ impl<R: Run> State<R> {
         self.failed_fast = true;
         // None of them will complete: each is dropped by its task.
         self.counts.active = 0;
-        let unyieldable = self.held.split_off_unyieldable();
+        let mut unyieldable = Vec::new();
+        self.held
+            .keep_in_order_prefix(|output| unyieldable.push(output));
         self.held_expired = self.held.count(|(_, outcome)| R::is_expired(outcome));
         let mut leftovers = self.cancel();
         if let Some(leftovers) = &mut leftovers {

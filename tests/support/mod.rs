@@ -11,11 +11,15 @@
 //! - `schedule`: a spawned stream stepped at random, budgets checked each step.
 //! - `limits`: limit changes and the limits in force, for property tests.
 //! - `stress`: item counts, completer threads, the exactly-once tally.
+//! - `adaptive`: a scripted controller (`.adaptive(...)`).
+//! - `cases`: how many cases a property test runs.
 //! - `fail_fast`: fallible sources and futures (`try_bounded`).
 //! - `clock`: a clock the test moves by hand (`.clock(...)`).
 //! - `panic`, `rng`, `watchdog`: expected panics, one generator, hang limits.
 #![allow(dead_code, unused_imports)]
 
+mod adaptive;
+mod cases;
 mod clock;
 mod executors;
 mod fail_fast;
@@ -31,6 +35,8 @@ pub mod stress;
 mod watchdog;
 mod yielding;
 
+pub use adaptive::Scripted;
+pub use cases::{cases, config};
 pub use clock::*;
 pub use executors::{
     SmolPool, StepExecutor, tokio_current_thread, tokio_multi_thread, tokio_paused_clock,
