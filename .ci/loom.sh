@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Model-checks the crate's hand-offs with loom: the in-place wake protocol
-# (tests/loom.rs) and the spawned mode's claim, pull, hand-out, cancellation,
-# failure, fail-fast, limits and refill paths (tests/loom_spawned.rs): every
+# (tests/loom/main.rs) and the spawned mode's claim, pull, hand-out, cancellation,
+# failure, fail-fast, limits and refill paths (tests/loom_spawned/main.rs): every
 # interleaving of the crate's atomics, mutex and wakers with the test's
 # threads, up to LOOM_MAX_PREEMPTIONS preemptions per run (default 2). Prints the
 # interleavings explored per model and in all, and how long it took.
@@ -18,10 +18,10 @@ export LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-2}"
 
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
-cargo test --release --test loom --test loom_spawned --no-run
+cargo test --release -p bounded-buffered-tests --test loom --test loom_spawned --no-run
 started=$SECONDS
 # One binary per cargo call: a loom failure aborts its binary.
 for binary in loom loom_spawned; do
-    cargo test --release --test "$binary" -- --nocapture 2>&1 | tee -a "$log"
+    cargo test --release -p bounded-buffered-tests --test "$binary" -- --nocapture 2>&1 | tee -a "$log"
 done
 awk -v secs=$((SECONDS - started)) '/^loom: / { total += $(NF - 1) } END { printf "loom: %d interleavings in all (LOOM_MAX_PREEMPTIONS=%s), models ran in %d s\n", total, ENVIRON["LOOM_MAX_PREEMPTIONS"], secs }' "$log"

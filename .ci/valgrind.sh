@@ -21,14 +21,21 @@ if [ -n "${VALGRIND_TARGET_DIR:-}" ]; then
     export CARGO_TARGET_DIR="$VALGRIND_TARGET_DIR"
 fi
 
-for test in verify_drop_panic verify_neighbours verify_props verify_spawned_drop; do
-    binary="$(cargo test --no-run --test "$test" 2>&1 \
-        | sed -n "s/^ *Executable .*(\(.*\/$test-[0-9a-f]*\))$/\1/p")"
+# Each pair: a test crate of bounded-buffered-tests, and the modules of it to run.
+run() {
+    local crate=$1
+    shift
+    local binary
+    binary="$(cargo test --no-run -p bounded-buffered-tests --test "$crate" 2>&1 \
+        | sed -n "s/^ *Executable .*(\(.*\/$crate-[0-9a-f]*\))$/\1/p")"
     if [ -z "$binary" ]; then
-        echo "could not find the test binary of $test" >&2
+        echo "could not find the test binary of $crate" >&2
         exit 1
     fi
-    echo "=== valgrind $binary"
+    echo "=== valgrind $binary $*"
     valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
-        --show-leak-kinds=definite "$binary" --test-threads=1
-done
+        --show-leak-kinds=definite "$binary" --test-threads=1 "$@"
+}
+
+run props verify_drop_panic:: verify_props:: verify_spawned_drop::
+run suite verify_neighbours::

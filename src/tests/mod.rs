@@ -33,3 +33,29 @@ impl Rng {
         (self.next_u64() % bound as u64) as usize
     }
 }
+
+/// A waker that counts its wakes (the library's unit tests have no
+/// dev-dependency beyond what the doctests use).
+fn count_waker() -> (std::task::Waker, std::sync::Arc<WakeCount>) {
+    let count = std::sync::Arc::new(WakeCount::default());
+    (std::task::Waker::from(std::sync::Arc::clone(&count)), count)
+}
+
+#[derive(Default)]
+struct WakeCount(std::sync::atomic::AtomicUsize);
+
+impl WakeCount {
+    fn get(&self) -> usize {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl std::task::Wake for WakeCount {
+    fn wake(self: std::sync::Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &std::sync::Arc<Self>) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}

@@ -8,9 +8,7 @@ use std::sync::Arc;
 use std::task::Waker;
 use std::thread;
 
-use futures_test::task::new_count_waker;
-
-use super::Rng;
+use super::{Rng, count_waker};
 use crate::wake::ReadyTree;
 
 const THREADS: usize = 4;
@@ -114,7 +112,7 @@ fn slots_woken_while_the_consumer_takes_are_taken_once() {
 fn a_burst_of_wakes_reaches_a_parked_consumer_once() {
     let slots = 300_000;
     let (mut tree, wakers) = tree(slots);
-    let (consumer, wakes) = new_count_waker();
+    let (consumer, wakes) = count_waker();
     assert!(
         tree.park(&consumer),
         "nothing was woken: the consumer may sleep"

@@ -1,6 +1,6 @@
-//! The loom models' runner, shared by `tests/loom.rs` and
-//! `tests/loom_spawned.rs` through `#[path]` (the rest of `support` is not
-//! built for loom).
+//! The loom models' runner, for the `loom` and `loom_spawned` test crates,
+//! each of which pulls this file in with `#[path]` (the support library is
+//! empty under `--cfg loom`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};

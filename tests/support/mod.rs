@@ -1,6 +1,8 @@
-//! The test-support library, one file per topic. Every test binary that needs
-//! a helper pulls it in with `mod support;` (`loom` keeps its own gate, built
-//! on loom's types); each uses a different part of it.
+//! The test-support library, one file per topic: the library of the
+//! `bounded-buffered-tests` package, built once and linked by its test crates
+//! (`suite`, `props`, `alloc`, `stress`). Under `--cfg loom` it is empty: the
+//! loom crates build their gates on loom's types and share only
+//! `loom_model.rs`, through `#[path]`.
 //!
 //! - `gate`: futures that complete when the test opens them and count what
 //!   happens to them and their outputs; an injected [`Fault`], a self-wake.
@@ -16,6 +18,7 @@
 //! - `fail_fast`: fallible sources and futures (`try_bounded`).
 //! - `clock`: a clock the test moves by hand (`.clock(...)`).
 //! - `panic`, `rng`, `watchdog`: expected panics, one generator, hang limits.
+#![cfg(not(loom))]
 #![allow(dead_code, unused_imports)]
 
 mod adaptive;

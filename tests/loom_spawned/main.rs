@@ -1,0 +1,530 @@
+//! Model-checks the spawned mode's hand-offs with loom, through the public API.
+//!
+//! Run with `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test --release --test loom_spawned`
+//! (see `.ci/loom.sh`). Under `--cfg loom` the spawned mode's mutex, flags and
+//! task wakers are loom's, and each worker task runs on its own loom thread
+//! (`loom::future::block_on`), so loom explores every interleaving of the
+//! consumer, the tasks and the test's threads, up to the preemption bound.
+//!
+//! The consumer (the model's main thread) polls by hand and, on `Pending`,
+//! blocks until its waker fires: a lost wake leaves every thread blocked, which
+//! loom reports as a deadlock. At the end the consumer joins every task the
+//! stream spawned: a task that is never told to stop (a lost cancellation
+//! wake) is a deadlock too. This file is its own test binary because a loom
+//! failure aborts the whole binary.
+#![cfg(loom)]
+
+use std::collections::VecDeque;
+use std::panic::{self, AssertUnwindSafe};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::task::{Context, Poll, Wake, Waker};
+
+use bounded_buffered::{BoundedStreamExt, Spawned};
+use futures::future::BoxFuture;
+use futures::stream::{self, Stream, StreamExt};
+use loom::sync::{Mutex, Notify};
+use loom::thread::{self, JoinHandle};
+
+#[path = "../support/loom_model.rs"]
+mod loom_model;
+
+use loom_model::model;
+
+/// An executor made of loom threads: each spawned task runs on a thread of its
+/// own until it completes. Keeps the threads' handles so the model can join them.
+#[derive(Clone, Default)]
+struct Threads(Arc<std::sync::Mutex<Vec<JoinHandle<()>>>>);
+
+impl Threads {
+    fn spawner(&self) -> impl Fn(BoxFuture<'static, ()>) + Send + 'static {
+        let threads = self.clone();
+        move |task| {
+            let thread = thread::spawn(move || loom::future::block_on(task));
+            threads.0.lock().unwrap().push(thread);
+        }
+    }
+
+    /// Joins every task spawned so far, and any they spawn meanwhile; returns
+    /// how many there were.
+    fn join_all(&self) -> usize {
+        let mut joined = 0;
+        loop {
+            let next = self.0.lock().unwrap().pop();
+            let Some(thread) = next else {
+                return joined;
+            };
+            thread.join().unwrap();
+            joined += 1;
+        }
+    }
+}
+
+/// The consumer's waker: releases the consumer blocked in [`next`].
+struct Signal(Arc<Notify>);
+
+impl Wake for Signal {
+    fn wake(self: Arc<Self>) {
+        self.0.notify();
+    }
+}
+
+/// Polls `stream` until it yields or ends, with a fresh waker each poll (so
+/// re-registering the consumer's waker races the wakes too), blocking on
+/// `Pending` until that waker fires.
+fn next<S: Stream + Unpin>(stream: &mut S, notify: &Arc<Notify>) -> Option<S::Item> {
+    loop {
+        let waker = Waker::from(Arc::new(Signal(Arc::clone(notify))));
+        match Pin::new(&mut *stream).poll_next(&mut Context::from_waker(&waker)) {
+            Poll::Ready(item) => return item,
+            Poll::Pending => notify.wait(),
+        }
+    }
+}
+
+fn drain<S: Stream + Unpin>(mut stream: S) -> Vec<S::Item> {
+    let notify = Arc::new(Notify::new());
+    let mut out = Vec::new();
+    while let Some(item) = next(&mut stream, &notify) {
+        out.push(item);
+    }
+    out
+}
+
+/// A future that wakes itself and returns `Pending` once, then its id: the
+/// worker task goes back through the executor between two polls.
+struct YieldOnce {
+    id: usize,
+    yielded: bool,
+}
+
+impl Future for YieldOnce {
+    type Output = usize;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
+        if self.yielded {
+            return Poll::Ready(self.id);
+        }
+        self.yielded = true;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+fn yielding(items: usize) -> impl Stream<Item = YieldOnce> + Send + 'static {
+    stream::iter(0..items).map(|id| YieldOnce { id, yielded: false })
+}
+
+/// Claim, pull and hand-out: two workers pull three items from the source
+/// themselves (one pulled ahead), run them, and hand them to the consumer,
+/// which takes them while the second task is being sent for. Every output
+/// arrives once, no wake is lost, and no more than two tasks are spawned.
+#[test]
+fn claim_pull_and_hand_out_lose_no_wake() {
+    model("claim, pull, hand out", || {
+        let threads = Threads::default();
+        let stream = stream::iter(0..3usize)
+            .map(|n| async move { n })
+            .bounded(2, 1)
+            .spawn_on(threads.spawner());
+        let mut out = drain(stream);
+        out.sort_unstable();
+        assert_eq!(out, [0, 1, 2]);
+        assert!(threads.join_all() <= 2);
+    });
+}
+
+/// A one-shot gate: `Pending` until opened, then `Ready`.
+#[derive(Default)]
+struct Gate {
+    state: Mutex<(bool, Option<Waker>)>,
+}
+
+impl Gate {
+    fn open(&self) {
+        let waker = {
+            let mut state = self.state.lock().unwrap();
+            state.0 = true;
+            state.1.take()
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+
+    fn poll_open(&self, cx: &mut Context<'_>) -> Poll<()> {
+        let mut state = self.state.lock().unwrap();
+        if state.0 {
+            return Poll::Ready(());
+        }
+        state.1 = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+/// Two items: item 0 completes only once item 1 ran (item 1 opens its gate),
+/// so item 1 must start while item 0 waits.
+fn gated_pair(gate: &Arc<Gate>) -> impl Stream<Item = BoxFuture<'static, usize>> + Send + 'static {
+    let gate = Arc::clone(gate);
+    stream::iter(0..2usize).map(move |id| {
+        let gate = Arc::clone(&gate);
+        Box::pin(async move {
+            if id == 0 {
+                std::future::poll_fn(|cx| gate.poll_open(cx)).await;
+            } else {
+                gate.open();
+            }
+            id
+        }) as BoxFuture<'static, usize>
+    })
+}
+
+/// Tasks grow on demand: item 0 completes only once item 1 ran, so the second
+/// task must be spawned (by the first task, while the consumer may still hold
+/// the spawner) and run while the first waits. A spawn counted and never made
+/// would leave item 0 waiting forever.
+#[test]
+fn the_second_task_is_spawned_while_the_first_waits() {
+    model("spawn on demand", || {
+        let threads = Threads::default();
+        let gate = Arc::new(Gate::default());
+        let items = gated_pair(&gate);
+        let mut out = drain(items.bounded(2, 0).spawn_on(threads.spawner()));
+        out.sort_unstable();
+        assert_eq!(out, [0, 1]);
+        assert_eq!(threads.join_all(), 2);
+    });
+}
+
+/// Ordered, with futures that yield once: the worker tasks go back through the
+/// executor between polls, outputs complete out of order and wait in the
+/// window, and come out in input order.
+#[test]
+fn ordered_hand_out_with_yielding_futures_loses_no_wake() {
+    model("ordered, yielding", || {
+        let threads = Threads::default();
+        let stream = yielding(3)
+            .bounded(2, 0)
+            .ordered(2)
+            .spawn_on(threads.spawner());
+        assert_eq!(drain(stream), [0, 1, 2]);
+        threads.join_all();
+    });
+}
+
+/// Counts drops of the source and of every item the source made.
+#[derive(Default)]
+struct Drops {
+    source: AtomicUsize,
+    items: AtomicUsize,
+}
+
+struct Counted<T> {
+    value: T,
+    drops: Arc<Drops>,
+    item: bool,
+}
+
+impl<T> Drop for Counted<T> {
+    fn drop(&mut self) {
+        let counter = if self.item {
+            &self.drops.items
+        } else {
+            &self.drops.source
+        };
+        counter.fetch_add(1, Relaxed);
+    }
+}
+
+impl<F: Future + Unpin> Future for Counted<F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        Pin::new(&mut self.value).poll(cx)
+    }
+}
+
+/// Items that never complete, each counted when dropped, from a source that
+/// is counted when dropped; returns the source and how many it made so far.
+fn never_completing(
+    items: usize,
+    drops: &Arc<Drops>,
+) -> (
+    impl Stream<Item = Counted<std::future::Pending<usize>>> + Send + 'static,
+    Arc<AtomicUsize>,
+) {
+    let made = Arc::new(AtomicUsize::new(0));
+    let source = Counted {
+        value: (),
+        drops: Arc::clone(drops),
+        item: false,
+    };
+    let (counter, drops) = (Arc::clone(&made), Arc::clone(drops));
+    let stream = stream::iter(0..items).map(move |_| {
+        let _ = &source;
+        counter.fetch_add(1, Relaxed);
+        Counted {
+            value: std::future::pending(),
+            drops: Arc::clone(&drops),
+            item: true,
+        }
+    });
+    (stream, made)
+}
+
+/// Cancellation on drop: the consumer drops the stream while its tasks start
+/// and park on futures that never complete. Every task still ends (each is
+/// woken to stop), and the source and every item pulled are dropped once.
+#[test]
+fn dropping_the_stream_ends_every_task_and_drops_everything_once() {
+    model("cancel on drop", || {
+        let threads = Threads::default();
+        let drops = Arc::new(Drops::default());
+        let (source, made) = never_completing(4, &drops);
+        let mut stream = source.bounded(2, 1).spawn_on(threads.spawner());
+        let waker = futures::task::noop_waker();
+        assert!(
+            Pin::new(&mut stream)
+                .poll_next(&mut Context::from_waker(&waker))
+                .is_pending()
+        );
+        drop(stream);
+        threads.join_all();
+        assert_eq!(drops.source.load(Relaxed), 1);
+        assert_eq!(drops.items.load(Relaxed), made.load(Relaxed));
+        assert!(made.load(Relaxed) <= 3);
+    });
+}
+
+/// Items 0 and 1, each the future `item` makes for its id, counted when made
+/// and when dropped.
+fn counted_pair<T: 'static>(
+    drops: &Arc<Drops>,
+    made: &Arc<AtomicUsize>,
+    item: impl Fn(usize) -> BoxFuture<'static, T> + Send + 'static,
+) -> impl Stream<Item = Counted<BoxFuture<'static, T>>> + Send + 'static {
+    let (drops, made) = (Arc::clone(drops), Arc::clone(made));
+    stream::iter(0..2usize).map(move |id| {
+        made.fetch_add(1, Relaxed);
+        Counted {
+            value: item(id),
+            drops: Arc::clone(&drops),
+            item: true,
+        }
+    })
+}
+
+/// A failure racing a completion: item 0 panics in its first poll while item
+/// 1 completes on the other task. The consumer sees the panic (never a clean
+/// end), every task ends, and everything is dropped once.
+#[test]
+fn a_failure_racing_a_completion_reaches_the_consumer() {
+    quiet_injected_panics();
+    model("failure and completion", || {
+        let threads = Threads::default();
+        let drops = Arc::new(Drops::default());
+        let made = Arc::new(AtomicUsize::new(0));
+        let items = counted_pair(&drops, &made, |id| {
+            Box::pin(async move {
+                if id == 0 {
+                    panic!("injected: item 0 fails");
+                }
+                id
+            })
+        });
+        let mut stream: Spawned<usize> = items.bounded(2, 0).spawn_on(threads.spawner());
+        let notify = Arc::new(Notify::new());
+        let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+            let mut out = Vec::new();
+            while let Some(id) = next(&mut stream, &notify) {
+                out.push(id);
+            }
+            out
+        }));
+        let message = outcome.expect_err("the stream ended cleanly although an item panicked");
+        assert_eq!(
+            message.downcast_ref::<&str>(),
+            Some(&"injected: item 0 fails")
+        );
+        drop(stream);
+        threads.join_all();
+        // Item 1 was pulled unless the failure came first; either way every
+        // item made was dropped once.
+        assert_eq!(drops.items.load(Relaxed), made.load(Relaxed));
+    });
+}
+
+/// Fail fast racing a completion (`try_bounded`): item 0 returns `Err` while
+/// item 1, on the other task, yields once and completes. The consumer gets at
+/// most item 1's output and then the error, never a clean end without it;
+/// every task ends (the cancellation's wakes reach them), and every item made
+/// is dropped once.
+#[test]
+fn a_fail_fast_error_racing_a_completion_ends_the_run() {
+    model("fail fast and completion", || {
+        let threads = Threads::default();
+        let drops = Arc::new(Drops::default());
+        let made = Arc::new(AtomicUsize::new(0));
+        let items = counted_pair(&drops, &made, |id| {
+            Box::pin(async move {
+                if id == 0 {
+                    return Err(id);
+                }
+                YieldOnce { id, yielded: false }.await;
+                Ok(id)
+            })
+        })
+        .map(Ok::<_, usize>);
+        let out = drain(items.try_bounded(2, 0).spawn_on(threads.spawner()));
+        assert!(out == [Err(0)] || out == [Ok(1), Err(0)], "outputs {out:?}");
+        threads.join_all();
+        assert_eq!(drops.items.load(Relaxed), made.load(Relaxed));
+    });
+}
+
+fn quiet_injected_panics() {
+    let default = panic::take_hook();
+    panic::set_hook(Box::new(move |info| {
+        let injected = info
+            .payload()
+            .downcast_ref::<&str>()
+            .is_some_and(|message| message.starts_with("injected"));
+        if !injected {
+            default(info);
+        }
+    }));
+}
+
+/// A source fed by another thread: `Pending` until an item arrives, then
+/// `None` once closed. It wakes the task that polled it last.
+#[derive(Default)]
+struct Feed {
+    state: Mutex<FeedState>,
+}
+
+#[derive(Default)]
+struct FeedState {
+    items: VecDeque<usize>,
+    closed: bool,
+    waker: Option<Waker>,
+}
+
+impl Feed {
+    fn push(&self, item: Option<usize>) {
+        let waker = {
+            let mut state = self.state.lock().unwrap();
+            match item {
+                Some(item) => state.items.push_back(item),
+                None => state.closed = true,
+            }
+            state.waker.take()
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+}
+
+struct FeedStream(Arc<Feed>);
+
+impl Stream for FeedStream {
+    type Item = YieldOnce;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let mut state = self.0.state.lock().unwrap();
+        if let Some(item) = state.items.pop_front() {
+            return Poll::Ready(Some(YieldOnce {
+                id: item,
+                yielded: false,
+            }));
+        }
+        if state.closed {
+            return Poll::Ready(None);
+        }
+        state.waker = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+/// A source that is pending when the task pulls: its wake (from the feeding
+/// thread) reaches the task it holds, which lets the source be pulled again,
+/// whether that task is idle or busy with an item (its items yield once, so the
+/// wake can come while one runs). Every item arrives, then the end.
+#[test]
+fn a_pending_source_wakes_the_task_that_pulled() {
+    model("pending source", || {
+        let threads = Threads::default();
+        let feed = Arc::new(Feed::default());
+        let stream = FeedStream(Arc::clone(&feed))
+            .bounded(1, 1)
+            .spawn_on(threads.spawner());
+        let feeder = {
+            let feed = Arc::clone(&feed);
+            thread::spawn(move || {
+                feed.push(Some(0));
+                feed.push(Some(1));
+                feed.push(None);
+            })
+        };
+        assert_eq!(drain(stream), [0, 1]);
+        feeder.join().unwrap();
+        assert_eq!(threads.join_all(), 1);
+    });
+}
+
+/// A `Limits` raise from another thread, racing the first task's park: with
+/// one worker, item 0 completes only once item 1 ran, so only the raise to two
+/// workers can let the run finish. A raise the tasks never hear of (applied
+/// after the task looked, with nobody sent for the freed start) leaves item 0
+/// waiting forever, which loom reports as a deadlock.
+#[test]
+fn a_raise_from_another_thread_racing_a_park_is_not_lost() {
+    model("limits raise", || {
+        let threads = Threads::default();
+        let gate = Arc::new(Gate::default());
+        let items = gated_pair(&gate);
+        let stream = items.bounded(1, 0).spawn_on(threads.spawner());
+        let limits = stream.limits();
+        let raiser = thread::spawn(move || limits.set_workers(2));
+        let mut out = drain(stream);
+        out.sort_unstable();
+        assert_eq!(out, [0, 1]);
+        raiser.join().unwrap();
+        assert_eq!(threads.join_all(), 2);
+    });
+}
+
+/// The refill: a raise of `waiting` from another thread while the only task
+/// is busy with item 0, which completes only once item 1 was pulled (the pull
+/// opens its gate). Nothing is idle and nothing completes, so only the busy
+/// task, flagged and woken to pull, can let the run finish; a refill request
+/// it never hears of leaves item 0 waiting forever (a deadlock for loom).
+#[test]
+fn a_raise_of_waiting_with_the_task_busy_is_pulled_by_it() {
+    model("refill a busy task", || {
+        let threads = Threads::default();
+        let gate = Arc::new(Gate::default());
+        let items = {
+            let gate = Arc::clone(&gate);
+            stream::iter(0..2usize).map(move |id| {
+                if id == 1 {
+                    gate.open();
+                }
+                let gate = Arc::clone(&gate);
+                Box::pin(async move {
+                    if id == 0 {
+                        std::future::poll_fn(|cx| gate.poll_open(cx)).await;
+                    }
+                    id
+                }) as BoxFuture<'static, usize>
+            })
+        };
+        let stream = items.bounded(1, 0).spawn_on(threads.spawner());
+        let limits = stream.limits();
+        let raiser = thread::spawn(move || limits.set_waiting(1));
+        assert_eq!(drain(stream), [0, 1]);
+        raiser.join().unwrap();
+        assert_eq!(threads.join_all(), 1);
+    });
+}
