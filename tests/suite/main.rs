@@ -12,7 +12,7 @@ mod core_limits;
 mod core_ordered;
 mod core_panic_location;
 mod core_progress;
-mod core_time;
+
 mod core_unordered;
 mod core_wakes;
 mod smoke;
@@ -26,6 +26,7 @@ mod spawn_growth;
 mod spawn_limits;
 mod spawn_progress;
 mod spawn_smoke;
-mod spawn_time;
+
+mod time;
 mod verify_neighbours;
 mod verify_spawned_destructor;

@@ -10,6 +10,7 @@
 //! - `source`: sources that count their polls, or that the test feeds.
 //! - `yielding`: futures that need several polls.
 //! - `executors`: tokio's runtimes, a smol pool, a step-by-step executor.
+//! - `mode`: one test body, both modes (`both_modes!`, `drive!`, `Driven`).
 //! - `schedule`: a spawned stream stepped at random, budgets checked each step.
 //! - `limits`: limit changes and the limits in force, for property tests.
 //! - `stress`: item counts, completer threads, the exactly-once tally.
@@ -28,6 +29,7 @@ mod executors;
 mod fail_fast;
 mod gate;
 mod limits;
+mod mode;
 mod panic;
 mod poller;
 mod rng;
@@ -47,6 +49,7 @@ pub use executors::{
 pub use fail_fast::*;
 pub use gate::{Counts, Fault, Gate, GateSource, Gates, Output};
 pub use limits::{Change, InForce};
+pub use mode::{Driven, Mode, Observe};
 pub use panic::{INJECTED, POLLED_AFTER_ESCAPE, POLLED_AFTER_PANIC, caught, quiet_injected_panics};
 pub use poller::{Poller, poll_once};
 pub use rng::Rng;

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::thread;
 
-use bounded_buffered::{BoundedBuffered, BoundedStreamExt, Spawned, Spawner, Stats};
+use bounded_buffered::{
+    BoundedBuffered, BoundedStreamExt, Clocking, Policy, Spawned, Spawner, Stats,
+};
 use futures::Stream;
 use futures::StreamExt;
 use futures_test::task::{AwokenCount, new_count_waker};
@@ -21,7 +23,7 @@ pub trait OrderedIf {
     fn ordered_if(self, window: Option<usize>) -> Self;
 }
 
-impl<S: Stream<Item: Future>> OrderedIf for BoundedBuffered<S> {
+impl<S, P: Policy<S>, K: Clocking> OrderedIf for BoundedBuffered<S, P, K> {
     fn ordered_if(self, window: Option<usize>) -> Self {
         match window {
             Some(window) => self.ordered(window),
