@@ -83,7 +83,7 @@ pub struct Sample {
 /// assert!(limits.workers() > 2);
 /// # });
 /// ```
-pub trait Controller: Send {
+pub trait Controller: Send + 'static {
     /// The `workers` limit to start with.
     fn initial(&self) -> usize;
 
@@ -149,9 +149,8 @@ impl<O> Adjust<O> {
 
     pub(crate) fn new<C, F>(controller: C, is_overload: F) -> Self
     where
-        C: Controller + 'static,
+        C: Controller,
         F: FnMut(&O) -> bool + Send + 'static,
-        O: 'static,
     {
         Self(Some(Box::new(Mutex::new(Adaptive {
             controller,

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use pin_project_lite::pin_project;
 
-use crate::expiry::{Expiry, Fresh, MaxWait};
+use crate::expiry::MaxWait;
 use crate::timings::Timings;
 
 mod sealed {
@@ -30,14 +30,13 @@ mod sealed {
 
 /// Whether a stream reads the time: [`Untimed`] (the default) or [`Clocked`].
 ///
-/// Part of the stream's type; you never implement or call it.
-pub trait Clocking: sealed::Sealed {
+/// Part of the stream's type; you never implement or call it. Both are `Send`,
+/// `Sync` and `Unpin`, so they add nothing to what the stream needs of its
+/// items for those.
+pub trait Clocking: sealed::Sealed + Send + Sync + Unpin + 'static {
     /// What an item carries to remember when something happened to it.
     #[doc(hidden)]
-    type Stamp: Copy;
-    /// Whether waiting items expire.
-    #[doc(hidden)]
-    type Expiry: Expiry;
+    type Stamp: Copy + Default + Send + Sync + Unpin + 'static;
 
     /// A `poll_next` begins: the time read by the previous one is stale.
     #[doc(hidden)]
@@ -52,13 +51,10 @@ pub trait Clocking: sealed::Sealed {
     fn stamp(&mut self) -> Self::Stamp;
 
     /// A worker picks up a waiting item pulled at `pulled`: `None` to start it
-    /// (its wait is recorded), or the proof that it expired and how long it
-    /// waited.
+    /// (its wait is recorded), or, if the stream's items may `expire` at all,
+    /// how long it waited when that was longer than the stream's `max_wait`.
     #[doc(hidden)]
-    fn pick_up(
-        &mut self,
-        pulled: Self::Stamp,
-    ) -> Option<(<Self::Expiry as Expiry>::Proof, Duration)>;
+    fn pick_up(&mut self, pulled: Self::Stamp, expire: bool) -> Option<Duration>;
 
     /// An item starts as soon as it is pulled: it waited no time.
     #[doc(hidden)]
@@ -88,7 +84,7 @@ pub trait Clocking: sealed::Sealed {
     /// [`Untimed`] stream into a [`Clocked`] one, and keep what a [`Clocked`]
     /// one had.
     #[doc(hidden)]
-    fn into_clocked(self) -> Clocked<Self::Expiry>;
+    fn into_clocked(self) -> Clocked;
 }
 
 /// A stream that never reads a clock (the default).
@@ -99,7 +95,6 @@ impl sealed::Sealed for Untimed {}
 
 impl Clocking for Untimed {
     type Stamp = ();
-    type Expiry = Fresh;
 
     #[inline(always)]
     fn begin_poll(&mut self) {}
@@ -111,7 +106,7 @@ impl Clocking for Untimed {
     fn stamp(&mut self) {}
 
     #[inline(always)]
-    fn pick_up(&mut self, (): ()) -> Option<(std::convert::Infallible, Duration)> {
+    fn pick_up(&mut self, (): (), _: bool) -> Option<Duration> {
         None
     }
 
@@ -133,12 +128,12 @@ impl Clocking for Untimed {
         None
     }
 
-    fn into_clocked(self) -> Clocked<Fresh> {
+    fn into_clocked(self) -> Clocked {
         Clocked {
-            now: Instant::now,
+            now: Box::new(Instant::now),
             epoch: None,
             read: None,
-            expiry: Fresh,
+            max_wait: None,
             timings: None,
             runs: false,
         }
@@ -146,17 +141,20 @@ impl Clocking for Untimed {
 }
 
 /// A stream that reads a clock, for [`max_wait`](crate::BoundedBuffered::max_wait),
-/// [`timed`](crate::BoundedBuffered::timed) or
-/// [`clock`](crate::BoundedBuffered::clock). `E` says whether waiting items
-/// expire: [`Fresh`] or [`MaxWait`].
-pub struct Clocked<E = Fresh> {
-    now: fn() -> Instant,
+/// [`timed`](crate::BoundedBuffered::timed),
+/// [`adaptive`](crate::BoundedBuffered::adaptive) or
+/// [`clock`](crate::BoundedBuffered::clock).
+pub struct Clocked {
+    /// `Instant::now` unless [`clock`](crate::BoundedBuffered::clock) gave
+    /// another (boxing a function item allocates nothing).
+    now: Box<dyn Fn() -> Instant + Send + Sync>,
     /// The first reading: stamps count nanoseconds from it, so that a duration
     /// is one subtraction of integers (and a stamp is 8 bytes, not 16).
     epoch: Option<Instant>,
     /// The reading of the current `poll_next`, once taken.
     read: Option<Tick>,
-    expiry: E,
+    /// The limit of [`max_wait`](crate::BoundedBuffered::max_wait), if set.
+    max_wait: Option<MaxWait>,
     /// The distributions, once [`timed`](crate::BoundedBuffered::timed) was called.
     timings: Option<Box<Timings>>,
     /// Whether an adaptive controller needs every item's run time.
@@ -173,17 +171,18 @@ fn between(earlier: Tick, later: Tick) -> u64 {
     later.get().saturating_sub(earlier.get())
 }
 
-impl<E> fmt::Debug for Clocked<E> {
+impl fmt::Debug for Clocked {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Clocked")
             .field("timed", &self.timings.is_some())
+            .field("max_wait", &self.max_wait)
             .finish_non_exhaustive()
     }
 }
 
-impl<E> sealed::Sealed for Clocked<E> {}
+impl sealed::Sealed for Clocked {}
 
-impl<E: Expiry> Clocked<E> {
+impl Clocked {
     /// Now, read once per `poll_next` at most.
     #[inline]
     fn now(&mut self) -> Tick {
@@ -216,10 +215,9 @@ impl<E: Expiry> Clocked<E> {
     }
 }
 
-impl<E: Expiry> Clocking for Clocked<E> {
+impl Clocking for Clocked {
     /// `None` where nothing needs the time: no reading is taken for it.
     type Stamp = Option<Tick>;
-    type Expiry = E;
 
     #[inline]
     fn begin_poll(&mut self) {
@@ -228,7 +226,7 @@ impl<E: Expiry> Clocking for Clocked<E> {
 
     #[inline]
     fn stamp_pulled(&mut self) -> Option<Tick> {
-        self.now_if(E::EXPIRES || self.measures())
+        self.now_if(self.max_wait.is_some() || self.measures())
     }
 
     #[inline]
@@ -237,11 +235,11 @@ impl<E: Expiry> Clocking for Clocked<E> {
     }
 
     #[inline]
-    fn pick_up(&mut self, pulled: Option<Tick>) -> Option<(E::Proof, Duration)> {
+    fn pick_up(&mut self, pulled: Option<Tick>, expire: bool) -> Option<Duration> {
         let pulled = pulled?;
         let waited = between(pulled, self.now());
-        if let Some(proof) = self.expiry.check(waited) {
-            return Some((proof, Duration::from_nanos(waited)));
+        if expire && self.max_wait.is_some_and(|limit| limit.expired(waited)) {
+            return Some(Duration::from_nanos(waited));
         }
         if let Some(timings) = &mut self.timings {
             timings.wait.record(waited);
@@ -299,16 +297,10 @@ impl<E: Expiry> Clocking for Clocked<E> {
     }
 }
 
-impl<E: Expiry> Clocked<E> {
-    pub(crate) fn with_max_wait(self, limit: Duration) -> Clocked<MaxWait> {
-        Clocked {
-            now: self.now,
-            epoch: None,
-            read: None,
-            expiry: MaxWait::new(limit),
-            timings: self.timings,
-            runs: self.runs,
-        }
+impl Clocked {
+    pub(crate) fn with_max_wait(mut self, limit: Duration) -> Self {
+        self.max_wait = Some(MaxWait::new(limit));
+        self
     }
 
     pub(crate) fn with_run_times(mut self) -> Self {
@@ -321,8 +313,8 @@ impl<E: Expiry> Clocked<E> {
         self
     }
 
-    pub(crate) fn with_clock(mut self, now: fn() -> Instant) -> Self {
-        self.now = now;
+    pub(crate) fn with_clock(mut self, now: impl Fn() -> Instant + Send + Sync + 'static) -> Self {
+        self.now = Box::new(now);
         self
     }
 }

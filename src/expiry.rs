@@ -93,75 +93,49 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// Whether waiting items expire: [`Fresh`] (they never do, the default) or
-/// [`MaxWait`] (made by [`max_wait`](crate::BoundedBuffered::max_wait)).
+/// What a stream hands back for an item it did not start: nothing (the
+/// default, [`Infallible`]: every item runs) or an [`Expired`] item (made by
+/// [`max_wait`](crate::BoundedBuffered::max_wait)). The stream's third type
+/// parameter, so its type says what may come back: `BoundedBuffered<St,
+/// Clocked, Expired<St::Item>>` yields `Result<T, Expired<St::Item>>`.
 ///
 /// Part of the stream's type; you never implement or call it.
-pub trait Expiry: sealed::Sealed {
-    /// What the stream holds per item: the output, or
-    /// `Result<output, Expired<F>>` with `max_wait`.
-    #[doc(hidden)]
-    type Outcome<T, F>;
-    /// What an expired pickup carries: uninhabited for [`Fresh`], so every
-    /// branch on an expiry compiles away.
-    #[doc(hidden)]
-    type Proof;
-    /// Whether any item may expire.
+pub trait Unstarted<F>: sealed::Sealed + Sized {
+    /// Whether an item may come back unstarted at all: with `false`, every
+    /// branch on it compiles away.
     #[doc(hidden)]
     const EXPIRES: bool;
 
-    /// Whether an item that waited `waited` nanoseconds has expired.
+    /// An item that expired at pickup, as this type holds it; handed back if
+    /// it cannot hold one (never asked: only a stream that may expire has a
+    /// `max_wait`).
     #[doc(hidden)]
-    fn check(&self, waited: u64) -> Option<Self::Proof>;
-
-    /// The outcome of an item that completed with `output`.
-    #[doc(hidden)]
-    fn done<T, F>(output: T) -> Self::Outcome<T, F>;
-
-    /// The outcome of an item that expired.
-    #[doc(hidden)]
-    fn expired<T, F>(proof: Self::Proof, expired: Expired<F>) -> Self::Outcome<T, F>;
-
-    /// Whether an outcome is an expiry.
-    #[doc(hidden)]
-    fn is_expired<T, F>(outcome: &Self::Outcome<T, F>) -> bool;
+    fn expired(expired: Expired<F>) -> Result<Self, Expired<F>>;
 }
 
-/// Waiting items never expire (the default).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Fresh;
+impl sealed::Sealed for Infallible {}
 
-impl sealed::Sealed for Fresh {}
-
-impl Expiry for Fresh {
-    type Outcome<T, F> = T;
-    type Proof = Infallible;
+impl<F> Unstarted<F> for Infallible {
     const EXPIRES: bool = false;
 
-    #[inline(always)]
-    fn check(&self, _: u64) -> Option<Infallible> {
-        None
-    }
-
-    #[inline(always)]
-    fn done<T, F>(output: T) -> T {
-        output
-    }
-
-    fn expired<T, F>(proof: Infallible, _: Expired<F>) -> T {
-        match proof {}
-    }
-
-    #[inline(always)]
-    fn is_expired<T, F>(_: &T) -> bool {
-        false
+    fn expired(expired: Expired<F>) -> Result<Self, Expired<F>> {
+        Err(expired)
     }
 }
 
-/// Waiting items expire after a limit (made by
-/// [`max_wait`](crate::BoundedBuffered::max_wait)).
+impl<F> sealed::Sealed for Expired<F> {}
+
+impl<F> Unstarted<F> for Expired<F> {
+    const EXPIRES: bool = true;
+
+    fn expired(expired: Expired<F>) -> Result<Self, Expired<F>> {
+        Ok(expired)
+    }
+}
+
+/// The limit of [`max_wait`](crate::BoundedBuffered::max_wait), and its rule.
 #[derive(Clone, Copy, Debug)]
-pub struct MaxWait {
+pub(crate) struct MaxWait {
     /// The limit in nanoseconds (durations beyond 584 years are as good as
     /// forever).
     limit: u64,
@@ -173,33 +147,11 @@ impl MaxWait {
             limit: u64::try_from(limit.as_nanos()).unwrap_or(u64::MAX),
         }
     }
-}
-
-impl sealed::Sealed for MaxWait {}
-
-impl Expiry for MaxWait {
-    type Outcome<T, F> = Result<T, Expired<F>>;
-    type Proof = ();
-    const EXPIRES: bool = true;
 
     /// The rule: an item expires if it waited *longer* than the limit; one that
     /// waited exactly the limit still starts.
     #[inline]
-    fn check(&self, waited: u64) -> Option<()> {
-        (waited > self.limit).then_some(())
-    }
-
-    #[inline]
-    fn done<T, F>(output: T) -> Result<T, Expired<F>> {
-        Ok(output)
-    }
-
-    fn expired<T, F>((): (), expired: Expired<F>) -> Result<T, Expired<F>> {
-        Err(expired)
-    }
-
-    #[inline]
-    fn is_expired<T, F>(outcome: &Result<T, Expired<F>>) -> bool {
-        outcome.is_err()
+    pub(crate) fn expired(self, waited: u64) -> bool {
+        waited > self.limit
     }
 }

@@ -21,62 +21,49 @@ use std::convert::Infallible;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use futures_core::stream::{Stream, TryStream};
+use crate::items::{FutureStream, TryFutureStream};
 use futures_core::{Future, TryFuture};
 use pin_project_lite::pin_project;
 
-mod sealed {
-    pub trait Sealed {}
-}
-
-/// How a [`BoundedBuffered`](crate::BoundedBuffered) reads its source and settles
-/// its outputs: [`Outputs`] (made by `bounded`) or [`FailFast`] (made by
-/// `try_bounded`).
-///
-/// You never implement or call this trait; it appears in the stream's type, and in
-/// yours only if you name that type (in a struct field, say).
-pub trait Policy<S>: sealed::Sealed {
+/// How a stream reads its source and settles its outputs: [`Outputs`] (for
+/// [`BoundedBuffered`](crate::BoundedBuffered), made by `bounded`) or
+/// [`FailFast`] (for [`TryBoundedBuffered`](crate::TryBoundedBuffered), made by
+/// `try_bounded`). Internal: each public stream type fixes its policy, so no
+/// signature a user reads goes through this trait.
+pub(crate) trait Policy<S> {
     /// What runs in a worker.
-    #[doc(hidden)]
     type Future: Future;
     /// The source's future as the caller made it: what an expired item hands back.
-    #[doc(hidden)]
     type Source;
     /// What a completed future settles to when it succeeded.
-    #[doc(hidden)]
     type Ok;
     /// What ends the run: [`Infallible`] for [`Outputs`].
-    #[doc(hidden)]
     type Error;
     /// What the stream yields for a held output `O`: `O` itself for [`Outputs`],
     /// `Result<O, Error>` for [`FailFast`].
-    #[doc(hidden)]
     type Item<O>;
     /// Whether any item may end the run.
-    #[doc(hidden)]
     const FALLIBLE: bool;
 
     /// Pulls the next item from the source: a future to run, or an error.
-    #[doc(hidden)]
     fn poll_source(
         source: Pin<&mut S>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Self::Future, Self::Error>>>;
 
     /// Whether a complete future succeeded.
-    #[doc(hidden)]
     fn settle(output: <Self::Future as Future>::Output) -> Result<Self::Ok, Self::Error>;
 
     /// The caller's future inside a waiting item.
-    #[doc(hidden)]
     fn into_source(future: Self::Future) -> Self::Source;
 
+    /// A waiting item around the caller's future (the inverse of `into_source`).
+    fn from_source(future: Self::Source) -> Self::Future;
+
     /// An output, as the stream yields it.
-    #[doc(hidden)]
     fn ok<O>(output: O) -> Self::Item<O>;
 
     /// The error that ended the run, as the stream yields it.
-    #[doc(hidden)]
     fn err<O>(error: Self::Error) -> Self::Item<O>;
 }
 
@@ -84,15 +71,9 @@ pub trait Policy<S>: sealed::Sealed {
 /// none. Every output, an `Err` included, is yielded in its place, and the run
 /// goes on; to stop, drop the stream or [`close`](crate::BoundedBuffered::close) it.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Outputs;
+pub(crate) struct Outputs;
 
-impl sealed::Sealed for Outputs {}
-
-impl<S> Policy<S> for Outputs
-where
-    S: Stream,
-    S::Item: Future,
-{
+impl<S: FutureStream> Policy<S> for Outputs {
     type Future = S::Item;
     type Source = S::Item;
     type Ok = <S::Item as Future>::Output;
@@ -123,6 +104,11 @@ where
     }
 
     #[inline(always)]
+    fn from_source(future: S::Item) -> S::Item {
+        future
+    }
+
+    #[inline(always)]
     fn ok<O>(output: O) -> O {
         output
     }
@@ -136,15 +122,9 @@ where
 /// the first `Err`, from the source or from a future, ends the run (see
 /// [Failure and shutdown](crate#failure-and-shutdown)).
 #[derive(Clone, Copy, Debug, Default)]
-pub struct FailFast;
+pub(crate) struct FailFast;
 
-impl sealed::Sealed for FailFast {}
-
-impl<S> Policy<S> for FailFast
-where
-    S: TryStream,
-    S::Ok: TryFuture<Error = S::Error>,
-{
+impl<S: TryFutureStream> Policy<S> for FailFast {
     type Future = TryRun<S::Ok>;
     type Source = S::Ok;
     type Ok = <S::Ok as TryFuture>::Ok;
@@ -173,6 +153,10 @@ where
         future.future
     }
 
+    fn from_source(future: S::Ok) -> TryRun<S::Ok> {
+        TryRun { future }
+    }
+
     #[inline(always)]
     fn ok<O>(output: O) -> Result<O, S::Error> {
         Ok(output)
@@ -185,7 +169,6 @@ where
 
 pin_project! {
     /// A `TryFuture` run as the `Future` of its `Result`.
-    #[doc(hidden)]
     #[derive(Debug)]
     pub struct TryRun<F> {
         #[pin]

@@ -430,6 +430,7 @@ mod expiry;
 mod failure;
 mod held;
 mod index_queue;
+mod items;
 mod limits;
 mod slots;
 mod spawn;
@@ -442,19 +443,18 @@ mod wake;
 
 pub use crate::adaptive::{Controller, Sample};
 pub use crate::aimd::{Aimd, Decision, History};
-pub use crate::bounded::BoundedBuffered;
+pub use crate::bounded::{BoundedBuffered, TryBoundedBuffered};
 pub use crate::clock::{Clocked, Clocking, Untimed};
-pub use crate::expiry::{Expired, Expiry, Fresh, MaxWait};
-pub use crate::failure::{FailFast, Outputs, Policy};
+pub use crate::expiry::{Expired, Unstarted};
+pub use crate::items::{FutureStream, TryFutureStream};
 pub use crate::limits::Limits;
 #[cfg(feature = "smol")]
 pub use crate::spawn::SmolGlobal;
-pub use crate::spawn::{Spawned, Spawner};
+pub use crate::spawn::{Spawnable, Spawned, Spawner};
 pub use crate::stats::Stats;
 pub use crate::timings::{Histogram, Timings};
 
-use futures_core::TryFuture;
-use futures_core::stream::{Stream, TryStream};
+use futures_core::stream::Stream;
 
 /// An extension trait for [`Stream`]s of futures: adds [`bounded`](Self::bounded).
 pub trait BoundedStreamExt: Stream {
@@ -493,8 +493,7 @@ pub trait BoundedStreamExt: Stream {
     #[track_caller]
     fn bounded(self, workers: usize, waiting: usize) -> BoundedBuffered<Self>
     where
-        Self: Sized,
-        Self::Item: Future,
+        Self: FutureStream + Sized,
     {
         BoundedBuffered::new(self, workers, waiting)
     }
@@ -540,12 +539,11 @@ pub trait BoundedStreamExt: Stream {
     /// # });
     /// ```
     #[track_caller]
-    fn try_bounded(self, workers: usize, waiting: usize) -> BoundedBuffered<Self, FailFast>
+    fn try_bounded(self, workers: usize, waiting: usize) -> TryBoundedBuffered<Self>
     where
-        Self: TryStream + Sized,
-        Self::Ok: TryFuture<Error = Self::Error>,
+        Self: TryFutureStream + Sized,
     {
-        BoundedBuffered::new(self, workers, waiting)
+        TryBoundedBuffered::new(self, workers, waiting)
     }
 }
 

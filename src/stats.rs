@@ -57,4 +57,8 @@ pub struct Stats {
     pub workers_limit: usize,
     /// The `waiting` limit, likewise.
     pub waiting_limit: usize,
+    /// The `workers` limit is 0 (`Limits::set_workers(0)`): nothing new
+    /// starts, and a consumer waiting for an output that needs a start waits
+    /// until the limit is raised again.
+    pub paused: bool,
 }

@@ -161,13 +161,19 @@ use std::task::{Context, Poll};
 
 use futures_core::stream::{FusedStream, Stream};
 
+use std::convert::Infallible;
+
+use futures_core::{Future, TryFuture};
+
 use self::run::Spec;
-use self::shared::Shared;
+use self::shared::{Consumer, Shared};
 use self::state::{Handout, Start};
-use crate::bounded::{BoundedBuffered, Item, Outcome, Parts};
+use crate::bounded::{BoundedBuffered, Outcome, Parts, Settled, TryBoundedBuffered};
 use crate::budget::Budgets;
 use crate::clock::Clocking;
+use crate::expiry::{Expired, Unstarted};
 use crate::failure::Policy;
+use crate::items::{FutureStream, TryFutureStream};
 use crate::limits::{self, Limits, Signal};
 use crate::stats::Stats;
 use crate::sync::Arc;
@@ -177,126 +183,202 @@ use crate::timings::Timings;
 pub use self::spawner::SmolGlobal;
 pub use self::spawner::Spawner;
 
-/// Spawned mode runs what in-place mode runs: the source, its futures, their
-/// outputs and errors move to the executor's threads and outlive the caller.
-impl<S, P, K> BoundedBuffered<S, P, K>
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A stream that can run spawned: its source, futures, outputs and errors are
+/// `Send + 'static`, since they move to the executor's threads and outlive the
+/// caller. What [`spawn_on`](crate::BoundedBuffered::spawn_on) asks of a
+/// stream, in one bound; implemented for every form of [`BoundedBuffered`] and
+/// [`TryBoundedBuffered`] whose parts are.
+///
+/// The source moves into the worker tasks: it and its `map` closures must own
+/// what they capture (`move`, `Arc`), as a `tokio::spawn`ed future must.
+///
+/// Part of the stream's type; you never implement or call it.
+pub trait Spawnable: Stream + sealed::Sealed {
+    /// Moves the stream's parts into a shared state and its first worker
+    /// task's spawner.
+    #[doc(hidden)]
+    fn spawn(self, executor: Box<dyn Spawner>) -> Spawned<Self::Item>;
+}
+
+/// `spawn_on`, for both stream types.
+macro_rules! spawn_on {
+    ($Stream:ident, $Bound:ident) => {
+        impl<St: $Bound, K: Clocking, N> $Stream<St, K, N> {
+            /// Runs the same budgets with the futures in worker tasks on `executor`,
+            /// so they make progress while the consumer is busy elsewhere, and run in
+            /// parallel on a multi-threaded executor.
+            ///
+            /// The returned [`Spawned`] stream yields the same outputs under the same
+            /// budgets as this stream would; outputs the consumer has not taken stop the
+            /// workers, and so the pulling. Nothing is spawned until the first poll;
+            /// then worker tasks are spawned as items need them, never more than
+            /// `workers` (so `bounded(usize::MAX, q)` works), and pull from the source
+            /// themselves. Dropping the stream cancels them all, and a panic in a task
+            /// is re-raised by the stream. Contract points 16 to 20 of the [crate
+            /// documentation](crate#what-the-adapter-guarantees) say exactly what
+            /// holds.
+            ///
+            /// Everything set on this stream carries over: the failure policy
+            /// ([`try_bounded`](crate::BoundedStreamExt::try_bounded) fails fast in the
+            /// tasks, point 21), the window, [`max_wait`](Self::max_wait) (checked by
+            /// the task that picks an item up), [`timed`](Self::timed) (read with
+            /// [`Spawned::timings`]), the [`clock`](Self::clock), the
+            /// [`adaptive`](Self::adaptive) controller (fed by the task that completes
+            /// an item), a [`close`](Self::close) and any [`Limits`] handle taken
+            /// already.
+            ///
+            /// # Panics
+            ///
+            /// If the stream was already polled: its in-flight work cannot move.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// use bounded_buffered::BoundedStreamExt;
+            /// use futures::{StreamExt, stream};
+            ///
+            /// # #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+            /// # async fn main() {
+            /// let handle = tokio::runtime::Handle::current();
+            /// let squares: Vec<u64> = stream::iter(1..=5u64)
+            ///     .map(|n| async move { n * n }) // runs on the runtime's worker threads
+            ///     .bounded(2, 2)
+            ///     .ordered(4)
+            ///     .spawn_on(handle)
+            ///     .collect()
+            ///     .await;
+            /// assert_eq!(squares, [1, 4, 9, 16, 25]);
+            /// # }
+            /// ```
+            ///
+            /// Failing fast with the workers as tasks: the error ends the run while
+            /// the slow first item still runs (it is cancelled, not waited for).
+            ///
+            /// ```
+            /// use std::time::Duration;
+            ///
+            /// use bounded_buffered::BoundedStreamExt;
+            /// use futures::{StreamExt, TryStreamExt, stream};
+            ///
+            /// # #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+            /// # async fn main() {
+            /// let saved: Result<Vec<u32>, String> = stream::iter(0..100u32)
+            ///     .map(|n| {
+            ///         Ok(async move {
+            ///             match n {
+            ///                 0 => {
+            ///                     tokio::time::sleep(Duration::from_secs(3600)).await;
+            ///                     Ok(n)
+            ///                 }
+            ///                 3 => Err(format!("item {n} failed")),
+            ///                 _ => Ok(n),
+            ///             }
+            ///         })
+            ///     })
+            ///     .try_bounded(4, 4)
+            ///     .ordered(8)
+            ///     .spawn_on(tokio::runtime::Handle::current())
+            ///     .try_collect()
+            ///     .await;
+            /// assert_eq!(saved, Err("item 3 failed".to_string()));
+            /// # }
+            /// ```
+            #[track_caller]
+            pub fn spawn_on<E: Spawner>(self, executor: E) -> Spawned<<Self as Stream>::Item>
+            where
+                Self: Spawnable,
+            {
+                Spawnable::spawn(self, Box::new(executor))
+            }
+        }
+    };
+}
+
+spawn_on!(BoundedBuffered, FutureStream);
+spawn_on!(TryBoundedBuffered, TryFutureStream);
+
+/// [`Spawnable`] for one form of a stream type, with its bounds.
+macro_rules! spawnable {
+    ($Stream:ident<$N:ty> where $($bounds:tt)*) => {
+        impl<St, K: Clocking> sealed::Sealed for $Stream<St, K, $N> where $($bounds)* {}
+
+        impl<St, K: Clocking> Spawnable for $Stream<St, K, $N>
+        where
+            $($bounds)*
+        {
+            #[track_caller]
+            fn spawn(self, executor: Box<dyn Spawner>) -> Spawned<Self::Item> {
+                spawn_parts(self.into_parts(), executor, Self::item)
+            }
+        }
+    };
+}
+
+spawnable!(BoundedBuffered<Infallible> where
+    St: FutureStream<Item: Send> + Send + 'static,
+    <St::Item as Future>::Output: Send,
+);
+spawnable!(BoundedBuffered<Expired<St::Item>> where
+    St: FutureStream<Item: Send> + Send + 'static,
+    <St::Item as Future>::Output: Send,
+);
+spawnable!(TryBoundedBuffered<Infallible> where
+    St: TryFutureStream<Ok: Send, Error: Send> + Send + 'static,
+    <St::Ok as TryFuture>::Ok: Send,
+);
+spawnable!(TryBoundedBuffered<Expired<St::Ok>> where
+    St: TryFutureStream<Ok: Send, Error: Send> + Send + 'static,
+    <St::Ok as TryFuture>::Ok: Send,
+);
+
+/// Starts spawned mode from a never-polled stream's parts; `item` turns what
+/// the tasks settle into the stream's items.
+fn spawn_parts<S, P, K, N, T>(
+    parts: Parts<S, P, K>,
+    executor: Box<dyn Spawner>,
+    item: impl Fn(Settled<S, P, N>) -> T + Send + Sync + 'static,
+) -> Spawned<T>
 where
     S: Stream + Send + 'static,
     P: Policy<S> + 'static,
     P::Future: Send + 'static,
     <P::Future as Future>::Output: Send + 'static,
     P::Error: Send + 'static,
-    Outcome<S, P, K>: Send + 'static,
-    Item<S, P, K>: Send + 'static,
-    K: Clocking<Stamp: Send + Default> + Send + 'static,
+    N: Unstarted<P::Source> + Send + 'static,
+    Outcome<S, P, N>: Send + 'static,
+    Settled<S, P, N>: Send + 'static,
+    K: Clocking,
+    T: Send + 'static,
 {
-    /// Runs the same budgets with the futures in worker tasks on `executor`,
-    /// so they make progress while the consumer is busy elsewhere, and run in
-    /// parallel on a multi-threaded executor.
-    ///
-    /// The returned [`Spawned`] stream yields the same outputs under the same
-    /// budgets as this stream would; outputs the consumer has not taken stop the
-    /// workers, and so the pulling. Nothing is spawned until the first poll;
-    /// then worker tasks are spawned as items need them, never more than
-    /// `workers` (so `bounded(usize::MAX, q)` works), and pull from the source
-    /// themselves. Dropping the stream cancels them all, and a panic in a task
-    /// is re-raised by the stream. Contract points 16 to 20 of the [crate
-    /// documentation](crate#what-the-adapter-guarantees) say exactly what
-    /// holds.
-    ///
-    /// Everything set on this stream carries over: the failure policy
-    /// ([`try_bounded`](crate::BoundedStreamExt::try_bounded) fails fast in the
-    /// tasks, point 21), the window, [`max_wait`](Self::max_wait) (checked by
-    /// the task that picks an item up), [`timed`](Self::timed) (read with
-    /// [`Spawned::timings`]), the [`clock`](Self::clock), the
-    /// [`adaptive`](Self::adaptive) controller (fed by the task that completes
-    /// an item), a [`close`](Self::close) and any [`Limits`] handle taken
-    /// already.
-    ///
-    /// # Panics
-    ///
-    /// If the stream was already polled: its in-flight work cannot move.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bounded_buffered::BoundedStreamExt;
-    /// use futures::{StreamExt, stream};
-    ///
-    /// # #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-    /// # async fn main() {
-    /// let handle = tokio::runtime::Handle::current();
-    /// let squares: Vec<u64> = stream::iter(1..=5u64)
-    ///     .map(|n| async move { n * n }) // runs on the runtime's worker threads
-    ///     .bounded(2, 2)
-    ///     .ordered(4)
-    ///     .spawn_on(handle)
-    ///     .collect()
-    ///     .await;
-    /// assert_eq!(squares, [1, 4, 9, 16, 25]);
-    /// # }
-    /// ```
-    ///
-    /// Failing fast with the workers as tasks: the error ends the run while
-    /// the slow first item still runs (it is cancelled, not waited for).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    ///
-    /// use bounded_buffered::BoundedStreamExt;
-    /// use futures::{StreamExt, TryStreamExt, stream};
-    ///
-    /// # #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-    /// # async fn main() {
-    /// let saved: Result<Vec<u32>, String> = stream::iter(0..100u32)
-    ///     .map(|n| {
-    ///         Ok(async move {
-    ///             match n {
-    ///                 0 => {
-    ///                     tokio::time::sleep(Duration::from_secs(3600)).await;
-    ///                     Ok(n)
-    ///                 }
-    ///                 3 => Err(format!("item {n} failed")),
-    ///                 _ => Ok(n),
-    ///             }
-    ///         })
-    ///     })
-    ///     .try_bounded(4, 4)
-    ///     .ordered(8)
-    ///     .spawn_on(tokio::runtime::Handle::current())
-    ///     .try_collect()
-    ///     .await;
-    /// assert_eq!(saved, Err("item 3 failed".to_string()));
-    /// # }
-    /// ```
-    #[track_caller]
-    pub fn spawn_on<E: Spawner>(self, executor: E) -> Spawned<Item<S, P, K>> {
-        let Parts {
-            source,
-            budgets,
-            closed,
-            limits,
-            clock,
-            adaptive,
-        } = self.into_parts();
-        let shared = Arc::new(Shared::<Spec<S, P, K>>::new(Start {
-            source,
-            budgets,
-            clock,
-            adaptive,
-            limits: limits.clone(),
-        }));
-        if closed {
-            shared.close();
-        }
-        if let Some(limits) = limits {
-            // Handles taken before the switch now reach the tasks.
-            limits.redirect(Signal::Spawned(Shared::limits_target(&shared)));
-        }
-        Spawned {
-            shared: Box::new(shared),
-            phase: Phase::New(Box::new(executor)),
-        }
+    let Parts {
+        source,
+        budgets,
+        closed,
+        limits,
+        clock,
+        adaptive,
+    } = parts;
+    let shared = Arc::new(Shared::<Spec<S, P, K, N>>::new(Start {
+        source,
+        budgets,
+        clock,
+        adaptive,
+        limits: limits.clone(),
+    }));
+    if closed {
+        shared.close();
+    }
+    if let Some(limits) = limits {
+        // Handles taken before the switch now reach the tasks.
+        limits.redirect(Signal::Spawned(Shared::limits_target(&shared)));
+    }
+    Spawned {
+        shared: Box::new(Consumer::new(shared, item)),
+        phase: Phase::New(executor),
     }
 }
 

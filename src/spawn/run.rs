@@ -15,8 +15,9 @@ use std::time::Duration;
 
 use futures_core::Stream;
 
+use crate::bounded::Settled;
 use crate::clock::Clocking;
-use crate::expiry::{Expired, Expiry};
+use crate::expiry::{Expired, Unstarted};
 use crate::failure::Policy;
 
 /// The types of one spawned stream, and the policy's and expiry's rules on them.
@@ -35,9 +36,11 @@ pub(crate) trait Run: 'static {
     /// What the consumer gets.
     type Item: Send + 'static;
     /// Whether the stream reads a clock, and what it measures.
-    type Clock: Clocking<Stamp: Send + Default> + Send + 'static;
+    type Clock: Clocking;
     /// Whether an error may end the run (`try_bounded`).
     const FALLIBLE: bool;
+    /// Whether a waiting item may expire (`max_wait`).
+    const EXPIRES: bool;
 
     /// Pulls the next item: a future to run, or an error.
     fn poll_source(
@@ -48,8 +51,10 @@ pub(crate) trait Run: 'static {
     /// A complete future's output: its outcome, or the error that ends the run.
     fn settle(output: Self::Output) -> Result<Self::Outcome, Self::Error>;
 
-    /// The outcome of a waiting item that expired at pickup.
-    fn expire(proof: Proof<Self>, future: Self::Future, waited: Duration) -> Self::Outcome;
+    /// The outcome of a waiting item that expired at pickup; the item back if
+    /// this stream's outcomes cannot hold an expiry (never asked: such a
+    /// stream has no `max_wait`).
+    fn expire(future: Self::Future, waited: Duration) -> Result<Self::Outcome, Self::Future>;
 
     /// Whether an outcome is an expired item.
     fn is_expired(outcome: &Self::Outcome) -> bool;
@@ -61,38 +66,37 @@ pub(crate) trait Run: 'static {
     fn err(error: Self::Error) -> Self::Item;
 }
 
-/// What an expired pickup carries (uninhabited without `max_wait`).
-pub(crate) type Proof<R> = <<<R as Run>::Clock as Clocking>::Expiry as Expiry>::Proof;
+/// [`Run`] for a stream of source `S`, failure policy `P`, clocking `K` and
+/// unstarted items `N`. Holds nothing: a marker that is `Send + Sync` whatever
+/// its parameters are.
+pub(crate) struct Spec<S, P, K, N>(PhantomData<Marker<S, P, K, N>>);
 
-/// [`Run`] for `BoundedBuffered<S, P, K>`. Holds nothing: a marker that is
-/// `Send + Sync` whatever its parameters are.
-pub(crate) struct Spec<S, P, K>(PhantomData<Marker<S, P, K>>);
+type Marker<S, P, K, N> = fn() -> (S, P, K, N);
 
-type Marker<S, P, K> = fn() -> (S, P, K);
+/// What the stream holds per item.
+type Outcome<S, P, N> = crate::bounded::Outcome<S, P, N>;
 
-/// What `BoundedBuffered<S, P, K>` holds per item.
-type Outcome<S, P, K> =
-    <<K as Clocking>::Expiry as Expiry>::Outcome<<P as Policy<S>>::Ok, <P as Policy<S>>::Source>;
-
-impl<S, P, K> Run for Spec<S, P, K>
+impl<S, P, K, N> Run for Spec<S, P, K, N>
 where
     S: Stream + Send + 'static,
     P: Policy<S> + 'static,
     P::Future: Send + 'static,
     <P::Future as Future>::Output: Send + 'static,
     P::Error: Send + 'static,
-    Outcome<S, P, K>: Send + 'static,
-    P::Item<Outcome<S, P, K>>: Send + 'static,
-    K: Clocking<Stamp: Send + Default> + Send + 'static,
+    N: Unstarted<P::Source> + Send + 'static,
+    Outcome<S, P, N>: Send + 'static,
+    Settled<S, P, N>: Send + 'static,
+    K: Clocking,
 {
     type Source = S;
     type Future = P::Future;
     type Output = <P::Future as Future>::Output;
     type Error = P::Error;
-    type Outcome = Outcome<S, P, K>;
-    type Item = P::Item<Outcome<S, P, K>>;
+    type Outcome = Outcome<S, P, N>;
+    type Item = Settled<S, P, N>;
     type Clock = K;
     const FALLIBLE: bool = P::FALLIBLE;
+    const EXPIRES: bool = N::EXPIRES;
 
     #[inline(always)]
     fn poll_source(
@@ -104,16 +108,18 @@ where
 
     #[inline(always)]
     fn settle(output: Self::Output) -> Result<Self::Outcome, P::Error> {
-        P::settle(output).map(K::Expiry::done)
+        P::settle(output).map(Ok)
     }
 
-    fn expire(proof: Proof<Self>, future: P::Future, waited: Duration) -> Self::Outcome {
-        K::Expiry::expired(proof, Expired::new(P::into_source(future), waited))
+    fn expire(future: P::Future, waited: Duration) -> Result<Self::Outcome, P::Future> {
+        N::expired(Expired::new(P::into_source(future), waited))
+            .map(Err)
+            .map_err(|expired| P::from_source(expired.into_inner()))
     }
 
     #[inline(always)]
     fn is_expired(outcome: &Self::Outcome) -> bool {
-        K::Expiry::is_expired(outcome)
+        N::EXPIRES && outcome.is_err()
     }
 
     #[inline(always)]

@@ -253,3 +253,66 @@ impl<R: Run> Outputs<R::Item> for Arc<Shared<R>> {
         drop(limits);
     }
 }
+
+/// The consumer's view of the state, with what the tasks settle turned into
+/// the stream's items (the public stream types differ in their items, not in
+/// what runs).
+///
+/// `I` is the conversion's own type (a function item, of size zero), so the
+/// conversion is inlined where outputs are handed out.
+pub(super) struct Consumer<R: Run, I> {
+    shared: Arc<Shared<R>>,
+    item: I,
+}
+
+impl<R: Run, I> Consumer<R, I> {
+    pub(super) fn new(shared: Arc<Shared<R>>, item: I) -> Self {
+        Self { shared, item }
+    }
+}
+
+impl<R: Run, T, I> Outputs<T> for Consumer<R, I>
+where
+    I: Fn(R::Item) -> T + Send + Sync,
+{
+    fn start(&self, spawner: Box<dyn Spawner>) {
+        self.shared.start(spawner);
+    }
+
+    fn poll_output(&self, cx: &mut Context<'_>) -> Poll<Handout<T>> {
+        self.shared.poll_output(cx).map(|handout| match handout {
+            Handout::Output(output) => Handout::Output((self.item)(output)),
+            Handout::End => Handout::End,
+            Handout::Failed(failure) => Handout::Failed(failure),
+            Handout::Pending => Handout::Pending,
+        })
+    }
+
+    fn stats(&self) -> Stats {
+        self.shared.stats()
+    }
+
+    fn budgets(&self) -> Budgets {
+        self.shared.budgets()
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.shared.size_hint()
+    }
+
+    fn close(&self) {
+        self.shared.close();
+    }
+
+    fn stop(&self) {
+        self.shared.stop();
+    }
+
+    fn limits(&self) -> std::sync::Arc<limits::Shared> {
+        self.shared.limits()
+    }
+
+    fn timings(&self) -> Option<Timings> {
+        self.shared.timings()
+    }
+}

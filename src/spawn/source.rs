@@ -31,9 +31,9 @@ pub(super) struct Source<R: Run> {
 }
 
 impl<R: Run> Source<R> {
-    pub(super) fn new(stream: R::Source) -> Self {
+    pub(super) fn new(stream: Pin<Box<R::Source>>) -> Self {
         Self {
-            stream: Some(Box::pin(stream)),
+            stream: Some(stream),
             waiter: None,
         }
     }

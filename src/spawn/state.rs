@@ -17,7 +17,7 @@ use std::task::{Context, Waker};
 use std::time::Duration;
 
 use super::counts::Counts;
-use super::run::{Proof, Run};
+use super::run::Run;
 use super::source::{Pulled, Source};
 use super::tasks::{TaskHandle, Tasks};
 use crate::adaptive::Adjust;
@@ -150,7 +150,7 @@ pub(super) struct State<R: Run> {
 
 /// What [`State::new`] starts from: a never-polled stream's parts.
 pub(super) struct Start<R: Run> {
-    pub(super) source: R::Source,
+    pub(super) source: Pin<Box<R::Source>>,
     pub(super) budgets: Budgets,
     pub(super) clock: R::Clock,
     pub(super) adaptive: Adjust<R::Output>,
@@ -218,6 +218,7 @@ impl<R: Run> State<R> {
         Stats {
             workers_limit: self.budgets.workers,
             waiting_limit: self.budgets.waiting,
+            paused: self.budgets.workers == 0,
             ..self.counts.stats(self.waiting.len(), self.held.len())
         }
     }
@@ -565,13 +566,15 @@ impl<R: Run> State<R> {
                 return None;
             }
             let future = match self.waiting.pop_front() {
-                Some((pulled, future)) => {
-                    if let Some((proof, waited)) = self.clock.pick_up(pulled) {
-                        self.expire(proof, future, waited, deferred);
-                        continue;
-                    }
-                    future
-                }
+                Some((pulled, future)) => match self.clock.pick_up(pulled, R::EXPIRES) {
+                    Some(waited) => match self.expire(future, waited, deferred) {
+                        Ok(()) => continue,
+                        // A stream whose items cannot come back never has a
+                        // `max_wait`: not reached, but total.
+                        Err(future) => future,
+                    },
+                    None => future,
+                },
                 None => {
                     let future = self.pull(index, cx, deferred)?;
                     self.clock.started_at_once();
@@ -589,20 +592,20 @@ impl<R: Run> State<R> {
     #[cold]
     fn expire(
         &mut self,
-        proof: Proof<R>,
         future: R::Future,
         waited: Duration,
         deferred: &mut Deferred<R>,
-    ) {
+    ) -> Result<(), R::Future> {
+        let outcome = R::expire(future, waited)?;
         let position = self.held.begin();
         let stamp = self.clock.stamp();
-        self.held
-            .complete(position, (stamp, R::expire(proof, future, waited)));
+        self.held.complete(position, (stamp, outcome));
         self.held_expired += 1;
         self.counts.expired(self.held.len());
         if self.budgets.window.is_none() || position == self.front {
             self.wake_consumer(deferred);
         }
+        Ok(())
     }
 
     /// Fails fast (the rule is in [`crate::failure`]): records `error`, then

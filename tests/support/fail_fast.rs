@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::thread;
 
-use bounded_buffered::{BoundedBuffered, BoundedStreamExt, FailFast, Spawned, Spawner};
+use bounded_buffered::{BoundedStreamExt, Spawned, Spawner, TryBoundedBuffered};
 use futures::{Stream, StreamExt};
 use futures_test::task::{AwokenCount, new_count_waker};
 
@@ -369,7 +369,7 @@ impl TryCase {
         &self,
         gates: &Gates,
         journal: &Journal,
-    ) -> BoundedBuffered<impl Stream<Item = Result<Probe, Failed>> + Send + Unpin + 'static, FailFast>
+    ) -> TryBoundedBuffered<impl Stream<Item = Result<Probe, Failed>> + Send + Unpin + 'static>
     {
         let stream = try_source(gates, journal, self.items, &self.failures)
             .try_bounded(self.workers, self.waiting);

@@ -19,7 +19,10 @@
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
-use bounded_buffered::{BoundedBuffered, Clocking, Limits, Policy, Spawned, Stats, Timings};
+use bounded_buffered::{
+    BoundedBuffered, Clocking, FutureStream, Limits, Spawned, Stats, Timings, TryBoundedBuffered,
+    TryFutureStream,
+};
 use futures::Stream;
 use futures::stream::FusedStream;
 use futures_test::task::{AwokenCount, new_count_waker};
@@ -50,28 +53,35 @@ pub trait Observe<T>: FusedStream<Item = T> {
     fn close(&self);
 }
 
-impl<S, P, K, T> Observe<T> for BoundedBuffered<S, P, K>
-where
-    Self: FusedStream<Item = T>,
-    P: Policy<S>,
-    K: Clocking,
-{
-    fn stats(&self) -> Stats {
-        BoundedBuffered::stats(self)
-    }
+/// `Observe` for the in-place stream types, whose methods of the same names
+/// are inherent.
+macro_rules! observe_in_place {
+    ($Stream:ident, $Bound:ident) => {
+        impl<St: $Bound, K: Clocking, N, T> Observe<T> for $Stream<St, K, N>
+        where
+            Self: FusedStream<Item = T>,
+        {
+            fn stats(&self) -> Stats {
+                $Stream::stats(self)
+            }
 
-    fn timings(&self) -> Option<Timings> {
-        BoundedBuffered::timings(self)
-    }
+            fn timings(&self) -> Option<Timings> {
+                $Stream::timings(self)
+            }
 
-    fn limits(&self) -> Limits {
-        BoundedBuffered::limits(self)
-    }
+            fn limits(&self) -> Limits {
+                $Stream::limits(self)
+            }
 
-    fn close(&self) {
-        BoundedBuffered::close(self);
-    }
+            fn close(&self) {
+                $Stream::close(self);
+            }
+        }
+    };
 }
+
+observe_in_place!(BoundedBuffered, FutureStream);
+observe_in_place!(TryBoundedBuffered, TryFutureStream);
 
 impl<T> Observe<T> for Spawned<T> {
     fn stats(&self) -> Stats {

@@ -7,7 +7,8 @@ use std::task::{Context, Poll, Waker};
 use std::thread;
 
 use bounded_buffered::{
-    BoundedBuffered, BoundedStreamExt, Clocking, Policy, Spawned, Spawner, Stats,
+    BoundedBuffered, BoundedStreamExt, Clocking, FutureStream, Spawned, Spawner, Stats,
+    TryBoundedBuffered, TryFutureStream,
 };
 use futures::Stream;
 use futures::StreamExt;
@@ -23,7 +24,16 @@ pub trait OrderedIf {
     fn ordered_if(self, window: Option<usize>) -> Self;
 }
 
-impl<S, P: Policy<S>, K: Clocking> OrderedIf for BoundedBuffered<S, P, K> {
+impl<S: FutureStream, K: Clocking, N> OrderedIf for BoundedBuffered<S, K, N> {
+    fn ordered_if(self, window: Option<usize>) -> Self {
+        match window {
+            Some(window) => self.ordered(window),
+            None => self,
+        }
+    }
+}
+
+impl<S: TryFutureStream, K: Clocking, N> OrderedIf for TryBoundedBuffered<S, K, N> {
     fn ordered_if(self, window: Option<usize>) -> Self {
         match window {
             Some(window) => self.ordered(window),

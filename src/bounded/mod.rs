@@ -1,0 +1,807 @@
+//! The in-place streams: [`BoundedBuffered`] (made by
+//! [`bounded`](crate::BoundedStreamExt::bounded)) and [`TryBoundedBuffered`]
+//! (made by [`try_bounded`](crate::BoundedStreamExt::try_bounded)).
+//!
+//! Both are the same engine ([`Core`], `core.rs`) with a failure policy fixed,
+//! as futures-util has `BufferUnordered` and `TryBufferUnordered`: each type
+//! says in its own terms what it holds and yields, so what a user reads in
+//! their signatures is the source's own types (`St::Item`, `St::Ok`), never a
+//! projection through the crate's machinery. Their type parameters:
+//!
+//! - `St`, the source;
+//! - `K`, whether the stream reads a clock: [`Untimed`] unless
+//!   [`max_wait`](BoundedBuffered::max_wait), [`timed`](BoundedBuffered::timed),
+//!   [`clock`](BoundedBuffered::clock) or
+//!   [`adaptive`](BoundedBuffered::adaptive) made it [`Clocked`];
+//! - `N`, what comes back for an item that was not started: [`Infallible`]
+//!   (nothing: every item runs) unless `max_wait` made it [`Expired`]`<F>`.
+//!
+//! The source sits in a box of its own, and nothing else of the stream is
+//! ever pinned in place, so both types are `Unpin` whatever the source and
+//! its futures are.
+
+mod core;
+
+use std::convert::Infallible;
+use std::fmt;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use futures_core::stream::{FusedStream, Stream};
+use futures_core::{Future, TryFuture};
+
+use self::core::Core;
+pub(crate) use self::core::{Outcome, Parts, Settled};
+use crate::adaptive::Controller;
+use crate::clock::{Clocked, Clocking, Untimed};
+use crate::expiry::Expired;
+use crate::failure::{FailFast, Outputs};
+use crate::items::{FutureStream, TryFutureStream};
+use crate::limits::Limits;
+use crate::stats::Stats;
+use crate::timings::Timings;
+
+/// Stream for the [`bounded`](crate::BoundedStreamExt::bounded) method.
+///
+/// Yields the outputs of the source's futures, run with at most `workers` at
+/// once and up to `waiting` more pulled ahead; `Result<T, Expired<St::Item>>`
+/// after [`max_wait`](Self::max_wait). See the [crate documentation](crate) for
+/// the budgets it enforces, and [Naming the stream's
+/// type](crate#naming-the-streams-type) for its parameters.
+#[must_use = "streams do nothing unless polled"]
+pub struct BoundedBuffered<St, K = Untimed, N = Infallible>
+where
+    St: FutureStream,
+    K: Clocking,
+{
+    source: Pin<Box<St>>,
+    core: Core<St, Outputs, K, N>,
+}
+
+/// Stream for the [`try_bounded`](crate::BoundedStreamExt::try_bounded) method.
+///
+/// Yields `Ok` with the outputs of the source's fallible futures, under the
+/// same budgets as [`BoundedBuffered`], and ends at the first error, from the
+/// source or a future, which it yields last (fail fast). After
+/// [`max_wait`](Self::max_wait), an `Ok` holds `Result<T, Expired<St::Ok>>`:
+/// the outer `Err` ends the run, an expired item does not. See [Failure and
+/// shutdown](crate#failure-and-shutdown).
+#[must_use = "streams do nothing unless polled"]
+pub struct TryBoundedBuffered<St, K = Untimed, N = Infallible>
+where
+    St: TryFutureStream,
+    K: Clocking,
+{
+    source: Pin<Box<St>>,
+    core: Core<St, FailFast, K, N>,
+}
+
+impl<St: FutureStream> BoundedBuffered<St> {
+    #[track_caller]
+    pub(crate) fn new(source: St, workers: usize, waiting: usize) -> Self {
+        Self {
+            source: Box::pin(source),
+            core: Core::bounded(workers, waiting),
+        }
+    }
+}
+
+impl<St: TryFutureStream> TryBoundedBuffered<St> {
+    #[track_caller]
+    pub(crate) fn new(source: St, workers: usize, waiting: usize) -> Self {
+        Self {
+            source: Box::pin(source),
+            core: Core::bounded(workers, waiting),
+        }
+    }
+}
+
+/// The methods both stream types have, with the same meaning; the examples use
+/// `$jobs`, a source of 100 items as that type takes them.
+macro_rules! shared_methods {
+    ($Stream:ident, $Bound:ident, $jobs:literal) => {
+        impl<St: $Bound, K: Clocking, N> $Stream<St, K, N> {
+            /// Yields outputs in input order, letting work run at most `window`
+            /// items ahead of the oldest output not yet yielded.
+            ///
+            /// Every item between the oldest unyielded output and the newest
+            /// started one is running or held, so `active + held <= window`. With
+            /// `window == workers` this behaves like `buffered(workers)`; a larger
+            /// window lets the other workers keep going past a slow item, at the
+            /// cost of holding up to `window` outputs. Contract points 3 and 5 of
+            /// the [crate documentation](crate#what-the-adapter-guarantees) say
+            /// exactly what holds. Held outputs live in a ring indexed by input
+            /// position, which doubles as the span of started items grows, up to
+            /// the power of two at or above `window`, and is then reused.
+            ///
+            /// # Panics
+            ///
+            /// If `window` is 0 (no item could ever start), or if the stream has
+            /// already been polled (outputs may already have been handed out in
+            /// completion order): contract point 11.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// use bounded_buffered::BoundedStreamExt;
+            /// use futures::{StreamExt, stream};
+            ///
+            /// # futures::executor::block_on(async {
+            #[doc = concat!("let jobs = ", $jobs, "(4, 0).ordered(4);")]
+            /// let outputs: Vec<_> = jobs.collect().await;
+            /// assert_eq!(outputs.len(), 100); // in input order
+            /// # });
+            /// ```
+            #[track_caller]
+            pub fn ordered(self, window: usize) -> Self {
+                Self {
+                    source: self.source,
+                    core: self.core.ordered(window),
+                }
+            }
+
+            /// Records where items spend their time: how long each waited (pull
+            /// to start), ran (start to completion) and was held (completion to
+            /// hand-out), read with [`timings`](Self::timings).
+            ///
+            /// Off by default, because reading a clock costs more than the
+            /// adapter's own work per item. When on, the clock is read at most
+            /// once per `poll_next`, and every event that call handles gets that
+            /// reading: a duration is exact to within the time one `poll_next`
+            /// takes (the first polls of the futures it starts, the woken futures
+            /// it polls). The three histograms are allocated once, here;
+            /// recording allocates nothing.
+            ///
+            /// # Panics
+            ///
+            /// If the stream has already been polled.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// use bounded_buffered::BoundedStreamExt;
+            /// use futures::{StreamExt, stream};
+            ///
+            /// # futures::executor::block_on(async {
+            #[doc = concat!("let mut jobs = ", $jobs, "(2, 2).timed();")]
+            /// while jobs.next().await.is_some() {}
+            /// let timings = jobs.timings().expect("timed");
+            /// assert_eq!(timings.run.count(), 100);
+            /// # });
+            /// ```
+            #[track_caller]
+            pub fn timed(self) -> $Stream<St, Clocked, N> {
+                $Stream {
+                    source: self.source,
+                    core: self.core.timed(),
+                }
+            }
+
+            /// Replaces `Instant::now` as the clock of
+            /// [`max_wait`](Self::max_wait), [`timed`](Self::timed) and
+            /// [`adaptive`](Self::adaptive), for tests and simulations, in either
+            /// order with them: any closure (it may capture a simulation's
+            /// time), or a function.
+            ///
+            /// Alone, it changes nothing: a clock nothing asks for is never read.
+            ///
+            /// # Panics
+            ///
+            /// If the stream has already been polled.
+            ///
+            /// # Examples
+            ///
+            /// On tokio's paused clock, and on a clock of the test's own:
+            ///
+            /// ```
+            /// use std::sync::{Arc, Mutex};
+            /// use std::time::{Duration, Instant};
+            ///
+            /// use bounded_buffered::BoundedStreamExt;
+            /// use futures::{StreamExt, stream};
+            ///
+            #[doc = concat!("let jobs = ", $jobs, "(1, 0);")]
+            /// let jobs = jobs.timed().clock(|| tokio::time::Instant::now().into_std());
+            /// # drop(jobs);
+            ///
+            /// let now = Arc::new(Mutex::new(Instant::now()));
+            /// let clock = Arc::clone(&now);
+            #[doc = concat!("let jobs = ", $jobs, "(1, 0)")]
+            ///     .max_wait(Duration::from_millis(5))
+            ///     .clock(move || *clock.lock().unwrap());
+            /// *now.lock().unwrap() += Duration::from_millis(10); // time moves when the test says
+            /// # drop(jobs);
+            /// ```
+            #[track_caller]
+            pub fn clock(
+                self,
+                now: impl Fn() -> Instant + Send + Sync + 'static,
+            ) -> $Stream<St, Clocked, N> {
+                $Stream {
+                    source: self.source,
+                    core: self.core.clock(now),
+                }
+            }
+
+            /// A copy of the time distributions if [`timed`](Self::timed) was
+            /// called, `None` otherwise. See [`Timings`].
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// use bounded_buffered::BoundedStreamExt;
+            /// use futures::{StreamExt, stream};
+            ///
+            #[doc = concat!("let jobs = ", $jobs, "(2, 0);")]
+            /// assert!(jobs.timings().is_none());
+            /// assert!(jobs.timed().timings().is_some());
+            /// ```
+            pub fn timings(&self) -> Option<Timings> {
+                self.core.timings()
+            }
+
+            /// Stops taking items from the source; the stream then finishes every
+            /// running and waiting item, yields their outputs, and ends.
+            ///
+            /// This is the graceful stop (shutdown, a quota reached, a bad item
+            /// seen by the consumer): nothing already pulled is lost, and nothing
+            /// more is pulled. An item is either pulled, and its output is
+            /// yielded, or still in the source: after the stream has ended,
+            /// [`reopen`](Self::reopen) resumes it from the next item, and
+            /// [`into_inner`](Self::into_inner) hands back the source positioned
+            /// right after the last item pulled. Called before the first poll,
+            /// the stream pulls nothing and just ends. With
+            /// [`try_bounded`](crate::BoundedStreamExt::try_bounded), an error
+            /// during the drain still fails fast.
+            ///
+            /// It takes `&self`, so it works from a `select!` branch between two
+            /// polls, and through a shared reference. It wakes the task that last
+            /// polled the stream, so a stream waiting only on its source ends
+            /// without another wake.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// use bounded_buffered::BoundedStreamExt;
+            /// use futures::{Stream, StreamExt, stream};
+            ///
+            /// # futures::executor::block_on(async {
+            #[doc = concat!("let mut jobs = ", $jobs, "(2, 3);")]
+            /// assert!(jobs.next().await.is_some());
+            /// // 2 running and 3 waiting were pulled besides the one handed out.
+            /// jobs.close();
+            /// assert_eq!(jobs.by_ref().count().await, 5); // every pulled item, and nothing more
+            /// let source = jobs.into_inner();
+            /// assert_eq!(source.size_hint(), (94, Some(94))); // resumes at item 6
+            /// # });
+            /// ```
+            pub fn close(&self) {
+                self.core.close();
+            }
+
+            /// Resumes a stream that [`close`](Self::close) stopped: it pulls
+            /// from the same source again, from the item after the last one it
+            /// pulled. Works with any source, `Unpin` or not (a paged query built
+            /// with `stream::unfold`, say): the stream is `Unpin` itself, so it
+            /// needs no `pin!`, and nothing moves out of it.
+            ///
+            /// Called after the stream ended (`close`, then `None`), the stream
+            /// is no longer terminated: its next poll pulls again. Called during
+            /// the drain, the drain stops and the stream carries on as if it had
+            /// not been closed. A source that itself ended is not polled again
+            /// (contract point 1): the stream then just ends again.
+            ///
+            /// # Panics
+            ///
+            /// If the run failed (fail fast): what was pulled after the error
+            /// was dropped, so resuming would lose items silently.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// use bounded_buffered::BoundedStreamExt;
+            /// use futures::{StreamExt, stream};
+            ///
+            /// # futures::executor::block_on(async {
+            #[doc = concat!("let mut jobs = ", $jobs, "(2, 3);")]
+            /// assert!(jobs.next().await.is_some());
+            /// jobs.close();
+            /// let first = 1 + jobs.by_ref().count().await; // drained: 6 in all
+            /// jobs.reopen();
+            /// let rest = jobs.by_ref().count().await;
+            /// assert_eq!((first, rest), (6, 94)); // every item once
+            /// # });
+            /// ```
+            #[track_caller]
+            pub fn reopen(&mut self) {
+                self.core.reopen();
+            }
+
+            /// Returns a snapshot of the counts the budgets bound; see [`Stats`].
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// use bounded_buffered::BoundedStreamExt;
+            /// use futures::{StreamExt, stream};
+            ///
+            /// # futures::executor::block_on(async {
+            #[doc = concat!("let mut jobs = ", $jobs, "(2, 3);")]
+            /// assert!(jobs.next().await.is_some());
+            /// // Before handing out the first output, the freed worker was
+            /// // refilled and the waiting queue topped up: 2 running or held,
+            /// // 3 waiting.
+            /// let stats = jobs.stats();
+            /// assert_eq!(stats.active + stats.held, 2);
+            /// assert_eq!((stats.waiting, stats.pulled), (3, 6));
+            /// # });
+            /// ```
+            pub fn stats(&self) -> Stats {
+                self.core.stats()
+            }
+
+            /// A handle to change this stream's `workers` and `waiting` while it
+            /// runs, from any task or thread; see [`Limits`] for what raising,
+            /// lowering and pausing do. Every call returns a handle to the same
+            /// limits.
+            ///
+            /// A stream whose limits never change pays nothing for this: the
+            /// handle signals the stream through the wake tree it looks at
+            /// anyway.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// use bounded_buffered::BoundedStreamExt;
+            /// use futures::{StreamExt, stream};
+            ///
+            /// # futures::executor::block_on(async {
+            #[doc = concat!("let mut jobs = ", $jobs, "(4, 4);")]
+            /// let limits = jobs.limits();
+            /// std::thread::spawn(move || limits.set_workers(1)).join().unwrap();
+            /// assert!(jobs.next().await.is_some());
+            /// let stats = jobs.stats();
+            /// assert_eq!((stats.workers_limit, stats.peak_active), (1, 1));
+            /// # });
+            /// ```
+            pub fn limits(&self) -> Limits {
+                self.core.limits()
+            }
+
+            /// Acquires a reference to the source stream.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// use bounded_buffered::BoundedStreamExt;
+            /// use futures::{Stream, StreamExt, stream};
+            ///
+            #[doc = concat!("let jobs = ", $jobs, "(2, 0);")]
+            /// assert_eq!(jobs.get_ref().size_hint(), (100, Some(100)));
+            /// ```
+            pub fn get_ref(&self) -> &St {
+                &self.source
+            }
+
+            /// Acquires a mutable reference to the source stream, if it is
+            /// `Unpin` (use [`get_pin_mut`](Self::get_pin_mut) otherwise).
+            ///
+            /// Polling the source through this reference takes its items away
+            /// from the adapter; its budgets then no longer describe the source's
+            /// position.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// use bounded_buffered::BoundedStreamExt;
+            /// use futures::{Stream, StreamExt, stream};
+            ///
+            #[doc = concat!("let mut jobs = ", $jobs, "(2, 0);")]
+            /// assert_eq!(jobs.get_mut().size_hint(), (100, Some(100)));
+            /// ```
+            pub fn get_mut(&mut self) -> &mut St
+            where
+                St: Unpin,
+            {
+                &mut self.source
+            }
+
+            /// Acquires a pinned mutable reference to the source stream, whatever
+            /// it is.
+            ///
+            /// The warning on [`get_mut`](Self::get_mut) applies here too.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// use std::pin::Pin;
+            ///
+            /// use bounded_buffered::BoundedStreamExt;
+            /// use futures::{Stream, StreamExt, stream};
+            ///
+            #[doc = concat!("let mut jobs = ", $jobs, "(2, 0);")]
+            /// assert_eq!(Pin::new(&mut jobs).get_pin_mut().size_hint(), (100, Some(100)));
+            /// ```
+            pub fn get_pin_mut(self: Pin<&mut Self>) -> Pin<&mut St> {
+                self.get_mut().source.as_mut()
+            }
+
+            /// Consumes the adapter and returns the source stream, if it is
+            /// `Unpin` (a source that is not is resumed in place with
+            /// [`reopen`](Self::reopen)).
+            ///
+            /// Running futures, waiting items and held outputs are dropped. The
+            /// source is positioned right after the last item the adapter
+            /// pulled; after [`close`](Self::close) and the end of the stream,
+            /// that is every item whose output was yielded.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// use bounded_buffered::BoundedStreamExt;
+            /// use futures::{Stream, StreamExt, stream};
+            ///
+            /// # futures::executor::block_on(async {
+            #[doc = concat!("let mut jobs = ", $jobs, "(2, 1);")]
+            /// assert!(jobs.next().await.is_some());
+            /// // 2 started and 1 waiting were pulled besides the one handed out
+            /// // (4 in all); they are dropped, and the source resumes after them.
+            /// let rest = jobs.into_inner();
+            /// assert_eq!(rest.size_hint(), (96, Some(96)));
+            /// # });
+            /// ```
+            pub fn into_inner(self) -> St
+            where
+                St: Unpin,
+            {
+                *Pin::into_inner(self.source)
+            }
+
+            /// Takes the stream apart before it was ever polled, for the spawned
+            /// mode.
+            #[track_caller]
+            pub(crate) fn into_parts(self) -> Parts<St, <Self as Policied>::Policy, K> {
+                self.core.into_parts(self.source)
+            }
+        }
+
+        impl<St, K, N> fmt::Debug for $Stream<St, K, N>
+        where
+            St: $Bound + fmt::Debug,
+            K: Clocking,
+        {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                let budgets = self.core.budgets();
+                f.debug_struct(stringify!($Stream))
+                    .field("source", &self.source)
+                    .field("workers", &budgets.workers)
+                    .field("waiting", &budgets.waiting)
+                    .field("window", &budgets.window)
+                    .field("failed", &self.core.has_failed())
+                    .field("stats", &self.stats())
+                    .finish_non_exhaustive()
+            }
+        }
+    };
+}
+
+shared_methods!(
+    BoundedBuffered,
+    FutureStream,
+    "stream::iter(0..100u32).map(|n| async move { n }).bounded"
+);
+shared_methods!(
+    TryBoundedBuffered,
+    TryFutureStream,
+    "stream::iter(0..100u32).map(|n| Ok::<_, String>(async move { Ok::<_, String>(n) })).try_bounded"
+);
+
+/// Which failure policy a public stream type fixes.
+pub(crate) trait Policied {
+    type Policy;
+}
+
+impl<St: FutureStream, K: Clocking, N> Policied for BoundedBuffered<St, K, N> {
+    type Policy = Outputs;
+}
+
+impl<St: TryFutureStream, K: Clocking, N> Policied for TryBoundedBuffered<St, K, N> {
+    type Policy = FailFast;
+}
+
+impl<St: FutureStream, K: Clocking, N> BoundedBuffered<St, K, N> {
+    /// Expires waiting items: when a worker frees up for an item that waited in
+    /// the queue longer than `limit`, the item is not started. The stream then
+    /// yields `Result<T, Expired<St::Item>>`, with the expired item as an
+    /// [`Expired`] in its place.
+    ///
+    /// - The time waited runs from the item's pull to its pickup; an item that
+    ///   waited exactly `limit` still starts. An item pulled straight into a free
+    ///   worker never waited and never expires.
+    /// - An expired item is never polled: [`Expired::into_inner`] hands back its
+    ///   untouched future. It takes no worker: the next waiting item is
+    ///   considered at once. It is yielded in completion order, or at its input
+    ///   position when [ordered](Self::ordered); until then it counts against the
+    ///   waiting budget (unordered) or holds its place in the window (ordered).
+    ///   [`Stats::expired`] counts them.
+    /// - The check is made only at pickup: no timers, so the adapter stays
+    ///   executor-agnostic, and an item waits until a worker is free for it even
+    ///   if it expired long before. The clock is read at most once per
+    ///   `poll_next` (see [`clock`](Self::clock)).
+    ///
+    /// Whether an expiry aborts the run or is a recorded per-item failure is the
+    /// caller's decision: record it and go on, or [`close`](Self::close) or drop
+    /// the stream when one arrives.
+    ///
+    /// # Panics
+    ///
+    /// If the stream has already been polled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// // One worker, 10 ms per job, 30 ms of patience: items 0 to 3 run, the rest
+    /// // waited too long by the time the worker got to them.
+    /// let outcomes: Vec<_> = stream::iter(0..6u32)
+    ///     .map(|n| async move {
+    ///         tokio::time::sleep(Duration::from_millis(10)).await;
+    ///         n
+    ///     })
+    ///     .bounded(1, 5)
+    ///     .max_wait(Duration::from_millis(30))
+    ///     .clock(|| tokio::time::Instant::now().into_std())
+    ///     .map(|outcome| outcome.map_err(|expired| expired.waited()))
+    ///     .collect()
+    ///     .await;
+    /// let ms = Duration::from_millis;
+    /// assert_eq!(outcomes, [Ok(0), Ok(1), Ok(2), Ok(3), Err(ms(40)), Err(ms(40))]);
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn max_wait(self, limit: Duration) -> BoundedBuffered<St, Clocked, Expired<St::Item>> {
+        BoundedBuffered {
+            source: self.source,
+            core: self.core.max_wait(limit),
+        }
+    }
+
+    /// Lets `controller` set the `workers` limit from what the items show: each
+    /// item's run time (start to completion, on the stream's
+    /// [`clock`](Self::clock)), whether `classify` calls its output
+    /// back-pressure (an HTTP 429 or 503, a timeout), and whether the limit was
+    /// reached. The limit it returns applies at once, as a
+    /// [`Limits`](crate::Limits) handle's would. [`Aimd`](crate::Aimd) is the
+    /// controller the crate ships; [`Controller`] lets you plug in your own.
+    ///
+    /// The controller's [`initial`](Controller::initial) limit replaces the
+    /// `workers` given to `bounded`; [`limits`](Self::limits) shows the current
+    /// value. The controller owns `workers`: a handle's `set_workers` lasts
+    /// until its next decision (`set_waiting` is the handle's alone). A limit
+    /// of 0 from a controller is taken as 1, since only a completion could
+    /// raise it again. The clock is read once per `poll_next` that starts or
+    /// completes an item; the stream allocates nothing per item for this.
+    /// Must be called before the first poll.
+    ///
+    /// # Panics
+    ///
+    /// If the stream was already polled.
+    ///
+    /// # Examples
+    ///
+    /// A service that answers "busy" past 8 requests in flight:
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    /// use std::time::Duration;
+    ///
+    /// use bounded_buffered::{Aimd, BoundedStreamExt};
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let in_flight = Arc::new(AtomicUsize::new(0));
+    /// let call = move |_| {
+    ///     let in_flight = Arc::clone(&in_flight);
+    ///     async move {
+    ///         if in_flight.fetch_add(1, SeqCst) >= 8 {
+    ///             in_flight.fetch_sub(1, SeqCst);
+    ///             return Err("busy");
+    ///         }
+    ///         tokio::time::sleep(Duration::from_millis(10)).await;
+    ///         in_flight.fetch_sub(1, SeqCst);
+    ///         Ok(())
+    ///     }
+    /// };
+    /// let mut replies = stream::iter(0..2_000)
+    ///     .map(call)
+    ///     .bounded(1, 0)
+    ///     .adaptive(Aimd::new(1, 100), |reply: &Result<(), &str>| reply.is_err())
+    ///     .clock(|| tokio::time::Instant::now().into_std());
+    /// let limits = replies.limits();
+    /// let mut busy = 0;
+    /// while let Some(reply) = replies.next().await {
+    ///     busy += usize::from(reply.is_err());
+    /// }
+    /// // The service gives no warning before it refuses (its run time never
+    /// // rises), so the limit saws between 4 and 9: each probe past 8 costs one
+    /// // "busy" answer and halves it.
+    /// assert!(busy < 100, "{busy}");
+    /// assert!((4..=9).contains(&limits.workers()), "{}", limits.workers());
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn adaptive<C, F>(self, controller: C, classify: F) -> BoundedBuffered<St, Clocked, N>
+    where
+        C: Controller,
+        F: FnMut(&<St::Item as Future>::Output) -> bool + Send + 'static,
+    {
+        BoundedBuffered {
+            source: self.source,
+            core: self.core.adaptive(controller, classify),
+        }
+    }
+}
+
+impl<St: TryFutureStream, K: Clocking, N> TryBoundedBuffered<St, K, N> {
+    /// Expires waiting items, as [`BoundedBuffered::max_wait`] does: an item
+    /// that waited longer than `limit` when a worker frees up for it is not
+    /// started, and comes back as an [`Expired`] holding its untouched future.
+    ///
+    /// The stream then yields `Result<Result<T, Expired<St::Ok>>, St::Error>`:
+    /// the outer `Result` is the run's (its `Err` ends the run, as without
+    /// `max_wait`), the inner one the item's (an expired item is a per-item
+    /// outcome, and the run goes on). So `try_next()` and `try_collect()` see
+    /// the expired items as values, and `?` still stops at the error.
+    ///
+    /// # Panics
+    ///
+    /// If the stream has already been polled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{StreamExt, TryStreamExt, stream};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let outcomes: Vec<_> = stream::iter(0..4u32)
+    ///     .map(|n| Ok::<_, String>(async move {
+    ///         tokio::time::sleep(Duration::from_millis(10)).await;
+    ///         Ok(n)
+    ///     }))
+    ///     .try_bounded(1, 3)
+    ///     .max_wait(Duration::from_millis(15))
+    ///     .clock(|| tokio::time::Instant::now().into_std())
+    ///     .try_collect()
+    ///     .await
+    ///     .expect("no item fails");
+    /// let expired = outcomes.iter().filter(|outcome| outcome.is_err()).count();
+    /// assert_eq!(expired, 2); // items 2 and 3 waited 20 ms
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn max_wait(self, limit: Duration) -> TryBoundedBuffered<St, Clocked, Expired<St::Ok>> {
+        TryBoundedBuffered {
+            source: self.source,
+            core: self.core.max_wait(limit),
+        }
+    }
+
+    /// Lets `controller` set the `workers` limit from what the items show, as
+    /// [`BoundedBuffered::adaptive`] does; `classify` sees each future's
+    /// `Result` (an `Err` that is back-pressure still ends the run).
+    ///
+    /// # Panics
+    ///
+    /// If the stream was already polled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::{Aimd, BoundedStreamExt};
+    /// use futures::{StreamExt, TryStreamExt, stream};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let mut replies = stream::iter(0..500u32)
+    ///     .map(|n| Ok::<_, String>(async move { Ok::<_, String>(n) }))
+    ///     .try_bounded(1, 0)
+    ///     .adaptive(Aimd::new(1, 64), |reply: &Result<u32, String>| reply.is_err());
+    /// while replies.try_next().await.expect("no item fails").is_some() {}
+    /// assert_eq!(replies.limits().workers(), 64); // never overloaded
+    /// # });
+    /// ```
+    #[track_caller]
+    pub fn adaptive<C, F>(self, controller: C, classify: F) -> TryBoundedBuffered<St, Clocked, N>
+    where
+        C: Controller,
+        F: FnMut(&Result<<St::Ok as TryFuture>::Ok, St::Error>) -> bool + Send + 'static,
+    {
+        TryBoundedBuffered {
+            source: self.source,
+            core: self.core.adaptive(controller, classify),
+        }
+    }
+}
+
+/// `Stream` and `FusedStream` for one form of a stream type: its item spelled
+/// out, and how what the core settles becomes that item.
+macro_rules! stream_impl {
+    (
+        $Stream:ident<$N:ty> where St: $Bound:ident,
+        type Item = $Item:ty;
+        $settled:ident => $item:expr
+    ) => {
+        // The item is spelled in the source's own types on purpose: that is
+        // what a reader of the docs sees, instead of an alias to look up.
+        #[allow(clippy::type_complexity)]
+        impl<St: $Bound, K: Clocking> Stream for $Stream<St, K, $N> {
+            type Item = $Item;
+
+            fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<$Item>> {
+                let this = &mut *self;
+                this.core.poll_next(this.source.as_mut(), cx, Self::item)
+            }
+
+            fn size_hint(&self) -> (usize, Option<usize>) {
+                self.core.size_hint(self.source.size_hint())
+            }
+        }
+
+        impl<St: $Bound, K: Clocking> FusedStream for $Stream<St, K, $N> {
+            fn is_terminated(&self) -> bool {
+                self.core.is_terminated()
+            }
+        }
+
+        #[allow(clippy::type_complexity)]
+        impl<St: $Bound, K: Clocking> $Stream<St, K, $N> {
+            /// What the core settled, as this form yields it.
+            #[inline(always)]
+            pub(crate) fn item($settled: Settled<St, <Self as Policied>::Policy, $N>) -> $Item {
+                $item
+            }
+        }
+    };
+}
+
+stream_impl! {
+    BoundedBuffered<Infallible> where St: FutureStream,
+    type Item = <St::Item as Future>::Output;
+    settled => match settled {
+        Ok(output) => output,
+        Err(never) => match never {},
+    }
+}
+
+stream_impl! {
+    BoundedBuffered<Expired<St::Item>> where St: FutureStream,
+    type Item = Result<<St::Item as Future>::Output, Expired<St::Item>>;
+    settled => settled
+}
+
+stream_impl! {
+    TryBoundedBuffered<Infallible> where St: TryFutureStream,
+    type Item = Result<<St::Ok as TryFuture>::Ok, St::Error>;
+    settled => settled.map(|outcome| match outcome {
+        Ok(output) => output,
+        Err(never) => match never {},
+    })
+}
+
+stream_impl! {
+    TryBoundedBuffered<Expired<St::Ok>> where St: TryFutureStream,
+    type Item = Result<Result<<St::Ok as TryFuture>::Ok, Expired<St::Ok>>, St::Error>;
+    settled => settled
+}
