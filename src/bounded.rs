@@ -19,7 +19,7 @@ use crate::failure::{Outputs, Policy};
 use crate::held::Held;
 use crate::limits::{self, Limits, Signal};
 use crate::slots::Slots;
-use crate::stats::Stats;
+use crate::stats::{self, Stats};
 use crate::timings::Timings;
 
 /// How many woken slots one `poll_next` may poll before it hands control back to
@@ -720,22 +720,12 @@ where
             .saturating_add(core.waiting.len())
             .saturating_add(core.held.len())
             .saturating_add(usize::from(core.failure.is_some()));
-        let (lower, upper) = if core.source.load(Relaxed) & SOURCE_ENDED != 0 {
+        let source = if core.source.load(Relaxed) & SOURCE_ENDED != 0 {
             (0, Some(0))
         } else {
             self.source.size_hint()
         };
-        if P::FALLIBLE {
-            // Any item may be an error that ends the run: one more output at least.
-            return (
-                usize::from(in_flight > 0 || lower > 0),
-                upper.and_then(|upper| upper.checked_add(in_flight)),
-            );
-        }
-        (
-            lower.saturating_add(in_flight),
-            upper.and_then(|upper| upper.checked_add(in_flight)),
-        )
+        stats::size_hint(in_flight, source, P::FALLIBLE)
     }
 }
 
