@@ -144,6 +144,16 @@ impl<T> Held<T> {
         }
         *next = end;
     }
+
+    /// Hands every held output to `each`, in no particular order: for a drop
+    /// that runs each destructor on its own.
+    #[cold]
+    pub(crate) fn for_each_output(self, each: impl FnMut(T)) {
+        match self.order {
+            Order::Unordered(done) => done.into_iter().for_each(each),
+            Order::Ordered { ring, .. } => ring.into_iter().flatten().for_each(each),
+        }
+    }
 }
 
 /// Doubles `ring`, moving the entries of the items at `span` to their places in

@@ -156,14 +156,24 @@
 //!     task that completes an item starts its next one in the same poll when
 //!     the budgets allow (a few per poll, then it yields to the executor).
 //! 19. **Cancellation**: dropping the stream cancels every task. The source,
-//!     the waiting items and the untaken outputs are dropped at once; each
-//!     task drops its running future, exactly once, the next time the
-//!     executor polls it, which the drop arranges by waking it.
+//!     the waiting items and the untaken outputs (and an error not yielded
+//!     yet) are dropped at once, by the dropping thread; if destructors among
+//!     them panic, the drop re-raises the first of those panics once all of
+//!     them ran (point 10), unless the thread is unwinding already. Each task
+//!     drops its running future, exactly once, the next time the executor
+//!     polls it, which the drop arranges by waking it: that destructor runs
+//!     later, maybe on another thread, so its panic cannot propagate out of
+//!     the drop; it stays in the task (point 20).
 //! 20. **Panics**: a panic in a future, the source or a future's destructor is
 //!     caught in its task, never unwinds into the executor, cancels the other
 //!     tasks and is re-raised by the stream's next poll, never passed off as
-//!     an end; polling again then panics with a message saying so. A task the
-//!     executor drops unfinished (a runtime shut down) also panics the stream.
+//!     an end; polling again then panics with a message saying so. From the
+//!     lock section that records it, no item starts, as point 21 says for an
+//!     error (with the same exception across threads). A task the executor
+//!     drops unfinished (a runtime shut down) also panics the stream, and the
+//!     destructor of the future it held runs caught, in that drop: a panic
+//!     there is not reported (the lost task is) and never reaches the
+//!     executor.
 //!
 //! **Failure, shutdown and time** (sections [Failure and
 //! shutdown](#failure-and-shutdown) and [Time and capacity
@@ -184,9 +194,12 @@
 //!     when its task is next polled (the cancellation wakes it). An item that
 //!     another task took in an earlier lock section, and was about to poll
 //!     while the error was recorded, may still get its first poll after it
-//!     (tasks poll outside the lock); on a one-thread executor none does. A
-//!     destructor that panics while a task drops its cancelled future has
-//!     nobody left to tell (the run's outcome is the error) and is swallowed.
+//!     (tasks poll outside the lock); on a one-thread executor none does, not
+//!     even the item held by the task whose own pull met the error. A
+//!     destructor that panics while a task drops its cancelled future, or
+//!     while the task that met the error drops the waiting items, has nobody
+//!     left to tell (the run's outcome is the error) and is swallowed; one
+//!     that the stream's drop runs panics the drop (point 19).
 //! 22. **Drain** ([`close`](BoundedBuffered::close)): nothing more is pulled
 //!     once `close` returns; every running and waiting item finishes and its
 //!     output is yielded; then the stream ends. Every item is either yielded or

@@ -62,3 +62,19 @@ pub struct Stats {
     /// until the limit is raised again.
     pub paused: bool,
 }
+
+/// The stream's `size_hint` (contract point 15), for both modes: what is in
+/// flight (running, waiting, held, and an error still to be yielded) plus what
+/// the source says it has left. With `fallible` (`try_bounded`) any item may be
+/// the error that ends the run, so only one more output is certain.
+pub(crate) fn size_hint(
+    in_flight: usize,
+    (lower, upper): (usize, Option<usize>),
+    fallible: bool,
+) -> (usize, Option<usize>) {
+    let upper = upper.and_then(|upper| upper.checked_add(in_flight));
+    if fallible {
+        return (usize::from(in_flight > 0 || lower > 0), upper);
+    }
+    (lower.saturating_add(in_flight), upper)
+}

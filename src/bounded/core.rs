@@ -19,7 +19,7 @@ use crate::failure::Policy;
 use crate::held::Held;
 use crate::limits::{self, Limits, Signal};
 use crate::slots::Slots;
-use crate::stats::Stats;
+use crate::stats::{self, Stats};
 use crate::timings::Timings;
 
 /// How many woken slots one `poll_next` may poll before it hands control back to
@@ -352,22 +352,12 @@ impl<S, P: Policy<S>, K: Clocking, N> Core<S, P, K, N> {
             .saturating_add(self.waiting.len())
             .saturating_add(self.held.len())
             .saturating_add(usize::from(self.failure.is_some()));
-        let (lower, upper) = if self.source.load(Relaxed) & SOURCE_ENDED != 0 {
+        let source = if self.source.load(Relaxed) & SOURCE_ENDED != 0 {
             (0, Some(0))
         } else {
             source
         };
-        if P::FALLIBLE {
-            // Any item may be an error that ends the run: one more output at least.
-            return (
-                usize::from(in_flight > 0 || lower > 0),
-                upper.and_then(|upper| upper.checked_add(in_flight)),
-            );
-        }
-        (
-            lower.saturating_add(in_flight),
-            upper.and_then(|upper| upper.checked_add(in_flight)),
-        )
+        stats::size_hint(in_flight, source, P::FALLIBLE)
     }
 }
 

@@ -10,9 +10,11 @@
 //! place), the counts, and the tasks' bookkeeping (`tasks.rs`). Every admission
 //! decision is made there, under the lock, through [`Budgets`], with the limits
 //! read at that moment. The lock is held for a few counter updates and, when a
-//! task pulls, the source's `poll_next`; never across a future's poll, a wake,
-//! a spawn or a user destructor (a lock section returns those as
-//! [`Deferred`](state::Deferred) work, done after the lock is released).
+//! task pulls, the source's `poll_next` (the consumer's `size_hint` asks the
+//! source's, too: both caught, so the lock is never poisoned); never across a
+//! future's poll, a wake, a spawn or a user destructor (a lock section returns
+//! those as [`Deferred`](state::Deferred) work, done after the lock is
+//! released).
 //!
 //! A worker task (`worker.rs`) owns one future at a time. When it completes,
 //! the task hands the output over and takes its next item in the same lock
@@ -79,12 +81,21 @@
 //!    lock section: from then on no section starts or pulls anything, and the
 //!    source, the waiting items and every task's handle are taken out. After
 //!    the lock, the canceller sets the `cancelled` flag, then wakes every task,
-//!    then drops the source and the items. A task registers its waker in its
-//!    handle at the start of every poll, then reads the flag: either it sees
-//!    the flag, or its registration came first and the wake reaches it (or it
-//!    sees `cancelled` in its next lock section). It then drops its future and
-//!    ends. A future that completes after the cancellation has its output
-//!    dropped by its task.
+//!    then drops the source and the items, each destructor caught (the
+//!    stream's drop re-raises the first panic once all ran; a task's section
+//!    has nobody to tell). A task registers its waker in its handle at the
+//!    start of every poll, then reads the flag: either it sees the flag, or
+//!    its registration came first and the wake reaches it (or it sees
+//!    `cancelled` in its next lock section). It then drops its future and
+//!    ends. A task's section that sees `cancelled`, or cancels itself (its
+//!    pull met the source's error or panic), ends the task without polling
+//!    its future again: the item taken in that section is dropped with the
+//!    waiting items (`unstart`), and the refill's `look_again` reports the
+//!    cancellation, so the task drops the item it held, which may never have
+//!    been polled. So on one thread no item is first polled after the
+//!    cancellation. A future that completes after the cancellation has its
+//!    output dropped by its task; one whose task the executor drops unfinished
+//!    is dropped in that drop, its destructor caught.
 //! 6. **Spawning.** Spawns are counted under the state's lock and done by
 //!    whoever holds the spawner's lock, never under the state's. A party that
 //!    finds the spawner busy leaves its spawn to the holder, which looks again

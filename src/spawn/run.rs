@@ -22,8 +22,8 @@ use crate::failure::Policy;
 
 /// The types of one spawned stream, and the policy's and expiry's rules on them.
 pub(crate) trait Run: 'static {
-    /// The source, as the caller gave it.
-    type Source: Send + 'static;
+    /// The source, as the caller gave it (its `size_hint` is asked too).
+    type Source: Stream + Send + 'static;
     /// What a worker task runs.
     type Future: Future<Output = Self::Output> + Send + 'static;
     /// What it returns.

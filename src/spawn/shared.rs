@@ -2,13 +2,14 @@
 //! section (wakes, spawns, destructors), cancellation and failure, and the
 //! consumer's view of it all ([`Outputs`]).
 
+use std::any::Any;
 use std::panic::{self, AssertUnwindSafe};
 use std::task::{Context, Poll};
 
 use super::Outputs;
 use super::run::Run;
 use super::spawner::Spawner;
-use super::state::{Deferred, Failure, Handout, Leftovers, Start, State};
+use super::state::{Deferred, Failure, Handout, Leftovers, Start, State, Untaken};
 use super::worker::Worker;
 use crate::budget::Budgets;
 use crate::limits::{self, Retarget, Signal};
@@ -63,13 +64,19 @@ impl<R: Run> Shared<R> {
             section(&mut state)
         };
         let handed_off = deferred.searcher.is_some() || deferred.spawn;
-        Self::after(this, deferred);
+        // A cancellation's leftovers dropped here have nobody to re-raise a
+        // panic to: the run's outcome is what cancelled it (a failure, which
+        // is reported, or `try_bounded`'s error), or nothing was left to drop
+        // (the end). The consumer's drop goes through `Shared::cancel`.
+        drop(Self::after(this, deferred));
         (result, handed_off)
     }
 
     /// What a lock section left for after it: wakes and spawns first, user
     /// destructors last, so a destructor that panics cannot strand a wake.
-    fn after(this: &Arc<Self>, deferred: Deferred<R>) {
+    /// Returns the destructors of a cancellation's leftovers, run, with the
+    /// first panic among them.
+    fn after(this: &Arc<Self>, deferred: Deferred<R>) -> Destructors {
         let Deferred {
             consumer,
             searcher,
@@ -94,11 +101,15 @@ impl<R: Run> Shared<R> {
         if spawn {
             Self::spawn_counted(this);
         }
+        let mut destructors = Destructors::default();
         if let Some(leftovers) = cancelled {
-            release(*leftovers);
+            release(*leftovers, &mut destructors);
         }
         drop(unreported);
+        // Uncaught: on a task's thread, a panic here fails the stream (the
+        // task catches it); on the consumer's (`close`), it propagates.
         drop(ended);
+        destructors
     }
 
     /// Hands every task counted under the lock to the spawner. Whoever finds
@@ -148,17 +159,52 @@ impl<R: Run> Shared<R> {
         std::sync::Arc::new(LimitsTarget(sync::downgrade(this)))
     }
 
-    /// Cancels every task (the stream ended or is dropped).
-    fn cancel(this: &Arc<Self>) {
-        Self::section(this, |state| ((), state.stop()));
+    /// Cancels every task (the stream is dropped); returns the destructors of
+    /// the source and the waiting items, run on this thread.
+    fn cancel(this: &Arc<Self>) -> Destructors {
+        let deferred = {
+            let mut state = this.lock();
+            state.begin_section();
+            state.stop()
+        };
+        Self::after(this, deferred)
+    }
+}
+
+/// User destructors run one at a time, each caught, so that one that panics
+/// neither skips the others nor unwinds through the crate; the first panic is
+/// kept for whoever can re-raise it.
+#[derive(Default)]
+struct Destructors {
+    first_panic: Option<Box<dyn Any + Send>>,
+}
+
+impl Destructors {
+    /// Drops `value`, catching a panic of its destructor.
+    fn run<T>(&mut self, value: T) {
+        if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| drop(value))) {
+            // A later panic adds nothing the caller needs: the first is kept.
+            self.first_panic.get_or_insert(payload);
+        }
+    }
+
+    /// Re-raises the first panic, once every destructor ran: the consumer's
+    /// drop (contract point 10). Not while this thread is unwinding already
+    /// (a second panic would abort): then it is dropped.
+    fn resume(self) {
+        if let Some(payload) = self.first_panic {
+            if !std::thread::panicking() {
+                panic::resume_unwind(payload);
+            }
+        }
     }
 }
 
 /// Drops what a cancellation took out of the state and wakes every task, so
-/// each drops its own future on its next poll. A destructor that panics here
-/// is swallowed: the stream is over, and nobody is left to hear of it; the
-/// items after it are still dropped.
-fn release<R: Run>(leftovers: Leftovers<R>) {
+/// each drops its own future on its next poll. Each destructor is caught, so
+/// that the items after one that panics are still dropped; `destructors`
+/// keeps the first panic, for the caller to re-raise or swallow.
+fn release<R: Run>(leftovers: Leftovers<R>, destructors: &mut Destructors) {
     let Leftovers {
         source,
         waiting,
@@ -172,12 +218,12 @@ fn release<R: Run>(leftovers: Leftovers<R>) {
     if let Some(consumer) = consumer {
         consumer.wake();
     }
-    drop(panic::catch_unwind(AssertUnwindSafe(|| drop(source))));
+    destructors.run(source);
     for item in waiting {
-        drop(panic::catch_unwind(AssertUnwindSafe(|| drop(item))));
+        destructors.run(item);
     }
     for output in held {
-        drop(panic::catch_unwind(AssertUnwindSafe(|| drop(output))));
+        destructors.run(output);
     }
 }
 
@@ -230,7 +276,9 @@ impl<R: Run> Outputs<R::Item> for Arc<Shared<R>> {
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        self.lock().size_hint()
+        // Its own statement: the lock is released before a panic is re-raised.
+        let hint = self.lock().size_hint();
+        hint.unwrap_or_else(|payload| panic::resume_unwind(payload))
     }
 
     fn close(&self) {
@@ -238,19 +286,31 @@ impl<R: Run> Outputs<R::Item> for Arc<Shared<R>> {
     }
 
     fn stop(&self) {
-        Shared::cancel(self);
+        // The source and the waiting items, dropped on this thread.
+        let mut destructors = Shared::cancel(self);
         // Outputs nobody will take go now, rather than whenever the last task
-        // lets go of the state. Outputs completed after this are dropped by
-        // their tasks.
-        let (held, limits) = {
+        // lets go of the state, and so do an error or a panic not yielded yet.
+        // Outputs completed after this are dropped by their tasks.
+        let (untaken, limits) = {
             let mut state = self.lock();
-            (state.take_held(), state.take_limits())
+            (state.take_untaken(), state.take_limits())
         };
-        drop(held);
+        let Untaken {
+            held,
+            error,
+            failure,
+        } = untaken;
+        held.for_each_output(|output| destructors.run(output));
+        destructors.run(error);
+        destructors.run(failure);
         // The handles' shared limits point back at this state (weakly; under
         // loom, whose `Arc` has no weak count, strongly): let go of them here
         // so that nothing of the stream outlives it in either build.
         drop(limits);
+        // Everything this thread drops was dropped: now the first panic of
+        // their destructors, as in place. A running future is dropped by its
+        // task, later and maybe elsewhere; its panic cannot come here.
+        destructors.resume();
     }
 }
 

@@ -5,6 +5,8 @@ use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use futures_core::Stream;
+
 use super::run::Run;
 
 /// What one pull gave.
@@ -46,6 +48,17 @@ impl<R: Run> Source<R> {
     /// Whether the source will never give another item.
     pub(super) fn is_gone(&self) -> bool {
         self.stream.is_none()
+    }
+
+    /// What the source says it has left: nothing once it is gone. User code,
+    /// called under the lock like `poll_next`: a panic in it is caught here,
+    /// so the lock is never poisoned, and handed back for the caller to
+    /// re-raise once the lock is released (it changed nothing: `&self`).
+    pub(super) fn size_hint(&self) -> Result<(usize, Option<usize>), Box<dyn Any + Send>> {
+        let Some(stream) = &self.stream else {
+            return Ok((0, Some(0)));
+        };
+        panic::catch_unwind(AssertUnwindSafe(|| stream.as_ref().get_ref().size_hint()))
     }
 
     /// The task the source will wake, if it is pending.

@@ -25,7 +25,7 @@ use crate::budget::Budgets;
 use crate::clock::Clocking;
 use crate::held::Held;
 use crate::limits;
-use crate::stats::Stats;
+use crate::stats::{self, Stats};
 use crate::sync::Arc;
 use crate::timings::Timings;
 
@@ -70,6 +70,16 @@ pub(super) struct Leftovers<R: Run> {
     pub(super) held: Vec<(Stamp<R>, R::Outcome)>,
     pub(super) tasks: Vec<Arc<TaskHandle>>,
     pub(super) consumer: Option<Waker>,
+}
+
+/// What the stream's `Drop` takes out of the state once it cancelled: what
+/// only the consumer could still have taken, all user types.
+pub(super) struct Untaken<R: Run> {
+    pub(super) held: Held<(Stamp<R>, R::Outcome)>,
+    /// `try_bounded`'s error, not yielded yet.
+    pub(super) error: Option<R::Error>,
+    /// A panic not re-raised yet (its payload is a user type).
+    pub(super) failure: Option<Failure>,
 }
 
 /// The work a lock section leaves for after the lock is released.
@@ -223,12 +233,11 @@ impl<R: Run> State<R> {
         }
     }
 
-    /// What the stream may still yield. Every item pulled and not handed
-    /// out yet will be, unless an error may end the run first (then at least
-    /// one item comes: an output or the error); the source's own hint is not
-    /// asked (its type is erased), so there is an upper bound only once it is
-    /// gone.
-    pub(super) fn size_hint(&self) -> (usize, Option<usize>) {
+    /// What the stream may still yield: every item pulled and not handed
+    /// out yet, plus what the source has left (asked here, under the lock,
+    /// where nobody polls it meanwhile), by the rule both modes share. `Err`
+    /// holds the panic of the source's `size_hint`, to re-raise after the lock.
+    pub(super) fn size_hint(&self) -> Result<(usize, Option<usize>), Box<dyn Any + Send>> {
         let in_flight = self
             .counts
             .active
@@ -237,13 +246,10 @@ impl<R: Run> State<R> {
         if self.failed_fast {
             // Nothing runs or waits: the held prefix, then the error.
             let left = in_flight + usize::from(self.error.is_some());
-            return (left, Some(left));
+            return Ok((left, Some(left)));
         }
-        let upper = self.source.is_gone().then_some(in_flight);
-        if R::FALLIBLE {
-            return (usize::from(in_flight > 0), upper);
-        }
-        (in_flight, upper)
+        let source = self.source.size_hint()?;
+        Ok(stats::size_hint(in_flight, source, R::FALLIBLE))
     }
 
     // -- The consumer's sections ------------------------------------------
@@ -335,9 +341,14 @@ impl<R: Run> State<R> {
         self.limits.take()
     }
 
-    /// Takes the held outputs away, for the stream's `Drop`.
-    pub(super) fn take_held(&mut self) -> Held<(Stamp<R>, R::Outcome)> {
-        mem::replace(&mut self.held, Held::unordered())
+    /// Takes away what only the consumer could still have taken, for the
+    /// stream's `Drop` to drop on its own thread.
+    pub(super) fn take_untaken(&mut self) -> Untaken<R> {
+        Untaken {
+            held: mem::replace(&mut self.held, Held::unordered()),
+            error: self.error.take(),
+            failure: self.failure.take(),
+        }
     }
 
     // -- The worker tasks' sections ---------------------------------------
@@ -412,8 +423,11 @@ impl<R: Run> State<R> {
     /// Task `index`, busy with a future, may have been woken by the source,
     /// or was sent to pull ahead ([`State::send_to_refill`]): lets the source
     /// be pulled again if it was waiting on this task, tops up the queue and
-    /// sends for a task if a start is free.
-    pub(super) fn look_again(&mut self, index: usize, cx: &mut Context<'_>) -> Deferred<R> {
+    /// sends for a task if a start is free. Returns whether the stream is
+    /// cancelled, by this section's pull (the source's error or panic) or
+    /// before it: then the task must not poll its future again, which may not
+    /// have had its first poll yet (rule 5).
+    pub(super) fn look_again(&mut self, index: usize, cx: &mut Context<'_>) -> (bool, Deferred<R>) {
         let mut deferred = Deferred::new();
         if !self.cancelled {
             self.source_polled_again(index);
@@ -421,7 +435,7 @@ impl<R: Run> State<R> {
             self.dispatch(&mut deferred);
             self.wake_consumer_at_end(&mut deferred);
         }
-        deferred
+        (self.cancelled, deferred)
     }
 
     /// Records `failure` and cancels, unless the stream already ended, was

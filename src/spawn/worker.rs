@@ -37,11 +37,16 @@ pin_project! {
 
     impl<R: Run> PinnedDrop for Worker<R> {
         fn drop(this: Pin<&mut Self>) {
-            let this = this.project();
+            let mut this = this.project();
             // Dropped unfinished and not cancelled: the executor gave up on it.
             if !*this.finished && !this.shared.is_cancelled() {
                 Shared::fail(this.shared, Failure::Lost);
             }
+            // The future's destructor is user code, run here inside the
+            // executor's drop of the task: it must not unwind into the
+            // executor (contract point 20). Its panic is not reported: the
+            // task's loss was recorded first (or the stream was over already).
+            drop(panic::catch_unwind(AssertUnwindSafe(|| this.running.set(None))));
         }
     }
 }
@@ -127,8 +132,14 @@ fn run<R: Run>(
     // polling the future (an idle task does both in `find_work`).
     let refill = handle.take_refill();
     if (refill || handle.is_source_waiter()) && running.is_some() {
-        let ((), handed_off) =
-            Shared::section_handing_off(shared, |state| ((), state.look_again(index, cx)));
+        let (cancelled, handed_off) =
+            Shared::section_handing_off(shared, |state| state.look_again(index, cx));
+        if cancelled {
+            // The pull met the source's error or panic, or the stream was
+            // cancelled before this section: the future is not polled again
+            // (it may never have been polled), and the caller drops it (rule 5).
+            return Poll::Ready(());
+        }
         if handed_off {
             return yield_now(cx);
         }

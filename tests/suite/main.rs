@@ -27,6 +27,7 @@ mod spawn_limits;
 mod spawn_progress;
 mod spawn_smoke;
 
+mod spawn_contract;
 mod time;
 mod verify_neighbours;
 mod verify_spawned_destructor;

@@ -60,8 +60,9 @@ fn the_output_of_a_future_whose_destructor_panics_is_dropped_once() {
     gates.check_all_dropped_once();
 }
 
-/// A queued item whose destructor panics when the cancelled tasks drop the
-/// queue: the items queued behind it are still dropped.
+/// A queued item whose destructor panics when the stream's drop drops the
+/// queue: the items queued behind it are still dropped, and then the drop
+/// re-raises the panic (contract point 10).
 ///
 /// The queue is an `async-channel`, whose buffer (`concurrent-queue`) drops
 /// its items in a loop that a panic ends early, leaking the rest.
@@ -70,7 +71,10 @@ fn a_panicking_destructor_of_a_queued_item_does_not_leak_the_items_behind_it() {
     let (gates, mut executor, stream, mut rng) = started(1, 3, 5, Fault::DropOf(1), &[]);
     // Item 0 runs, items 1, 2 and 3 wait in the queue.
     assert_eq!(gates.pulled(), 4);
-    drop(stream);
+    assert_eq!(
+        caught(|| drop(stream)),
+        Err(format!("{INJECTED} in the drop of item 1"))
+    );
     executor.run_until_idle(&mut rng);
     assert_eq!(executor.live_tasks(), 0);
     gates.check_all_dropped_once();

@@ -639,7 +639,7 @@ impl TryRun {
     /// Drops the stream, then lets the executor run the cancelled tasks: every
     /// task ends, everything (the errors included) was dropped exactly once.
     pub fn drop_stream_and_check(&mut self) {
-        drop(self.stream.take());
+        self.gates.drop_stream(self.stream.take());
         let (made, dropped) = (
             self.gates.counts().outputs_made,
             self.gates.counts().outputs_dropped,

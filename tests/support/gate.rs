@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use futures::Stream;
 
-use super::panic::INJECTED;
+use super::panic::{INJECTED, caught};
 use super::watchdog::HANG_LIMIT;
 
 /// Locks `mutex`, ignoring poison: a test that panics on purpose must not turn
@@ -336,6 +336,20 @@ impl Gates {
 
     pub fn fault_fired(&self) -> bool {
         self.state().fault_fired
+    }
+
+    /// Drops `stream` (one over these gates). Its drop re-raises the first
+    /// panic of a destructor it runs itself (contract point 10), so it may
+    /// panic, but only with the injected [`Fault::DropOf`].
+    pub fn drop_stream<T>(&self, stream: T) {
+        let Err(message) = caught(|| drop(stream)) else {
+            return;
+        };
+        let expected = match self.state().fault {
+            Fault::DropOf(id) => format!("{INJECTED} in the drop of item {id}"),
+            _ => String::from("no panic: no destructor fault was injected"),
+        };
+        assert_eq!(message, expected, "the stream's drop panicked");
     }
 
     /// Blocks until `check` returns something; fails the test after

@@ -295,7 +295,7 @@ impl Run {
     /// task ends and everything is dropped exactly once.
     pub fn drop_stream_and_check(&mut self) {
         let made = self.gates.counts().outputs_made;
-        drop(self.stream.take());
+        self.gates.drop_stream(self.stream.take());
         // Complete outputs sat in the stream's store and go with it at once;
         // none can be in a task, which hands its output over in the same poll.
         let dropped = self.gates.counts().outputs_dropped;
