@@ -1,5 +1,5 @@
-//! A clock the test moves by hand, for `.clock(...)` in tests that step the
-//! worker tasks themselves.
+//! A clock the test moves by hand, for `.clock(...)`: one schedule of times
+//! runs the same in place and spawned (on a step-by-step executor).
 //!
 //! [`now`] is a plain `fn() -> Instant`, so it can be passed to `.clock(now)`:
 //! a fixed base plus an offset that only [`advance`] moves. The offset is per
@@ -34,11 +34,6 @@ pub fn now() -> Instant {
 pub fn advance(by: Duration) {
     let by = u64::try_from(by.as_nanos()).expect("a test advances less than 584 years");
     OFFSET.with(|offset| offset.set(offset.get() + by));
-}
-
-/// How far this thread's clock was moved since its zero (or the last reset).
-pub fn elapsed() -> Duration {
-    Duration::from_nanos(OFFSET.with(Cell::get))
 }
 
 /// How often this thread read the clock since its zero (or the last reset).

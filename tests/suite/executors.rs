@@ -1,24 +1,20 @@
 //! Contract point 14, the same behaviour on every executor: `futures::executor`,
 //! tokio's current-thread and multi-thread runtimes (also from a spawned task),
 //! smol, and single-threaded executors with `!Send` futures; on each, points 1,
-//! 3, 5 and 12 hold. Plus tokio's paused clock for schedules defined by time
-//! (points 4 and 5).
-
-// Under `--cfg loom` the crate uses loom's primitives, which work only inside
-// `loom::model`, and smol is not built: these tests are for the normal build.
+//! 3, 5 and 12 hold. Plus schedules defined by time (points 4 to 6), in both
+//! modes, on the hand clock (`support::now`).
 
 use std::cell::RefCell;
 use std::marker::PhantomPinned;
 use std::rc::Rc;
 use std::thread;
-use std::time::Duration;
 
 use bounded_buffered::BoundedStreamExt;
 use futures::channel::oneshot;
-use futures::{StreamExt, stream};
+use futures::{Stream, StreamExt, stream};
 use support::{
-    Gates, Watchdog, counted, tokio_current_thread, tokio_multi_thread, tokio_paused_clock,
-    yield_then,
+    Driven, Gates, Watchdog, advance, both_modes, counted, drive, ms, tokio_current_thread,
+    tokio_multi_thread, yield_then,
 };
 
 /// Futures that need a few polls each, with `!Unpin` state held across an
@@ -72,10 +68,22 @@ async fn source_stops_at_workers_plus_waiting() {
     assert_eq!(counts.pulled(), workers + waiting);
     assert!(futures::poll!(stream.next()).is_pending());
     assert_eq!(counts.pulled(), workers + waiting);
+    assert_eq!(
+        take_opening(&mut stream, &gates).await,
+        (0..40).collect::<Vec<_>>()
+    );
+}
+
+/// Takes every output, opening each gate once it has started, in order: the
+/// outputs, sorted.
+async fn take_opening(
+    stream: &mut (impl Stream<Item = usize> + Unpin),
+    gates: &Gates,
+) -> Vec<usize> {
     let mut outputs = Vec::new();
     let mut opened = 0;
     loop {
-        while opened < 40 && gates.is_started(opened) {
+        while gates.is_started(opened) {
             gates.open(opened);
             opened += 1;
         }
@@ -85,7 +93,7 @@ async fn source_stops_at_workers_plus_waiting() {
         }
     }
     outputs.sort_unstable();
-    assert_eq!(outputs, (0..40).collect::<Vec<_>>());
+    outputs
 }
 
 /// Futures completed from another thread, in reverse order.
@@ -156,23 +164,8 @@ async fn moved_between_tasks() {
     let gates = Gates::new();
     let mut stream = gates.source(10).bounded(2, 1);
     assert!(futures::poll!(stream.next()).is_pending());
-    let opener = gates.clone();
-    let task = tokio::spawn(async move {
-        let mut outputs = Vec::new();
-        let mut opened = 0;
-        loop {
-            while opened < 10 && opener.is_started(opened) {
-                opener.open(opened);
-                opened += 1;
-            }
-            match stream.next().await {
-                Some(id) => outputs.push(id),
-                None => break outputs,
-            }
-        }
-    });
-    let mut outputs = task.await.expect("the task panicked");
-    outputs.sort_unstable();
+    let task = tokio::spawn(async move { take_opening(&mut stream, &gates).await });
+    let outputs = task.await.expect("the task panicked");
     assert_eq!(outputs, (0..10).collect::<Vec<_>>());
 }
 
@@ -210,6 +203,17 @@ async fn not_send_futures() {
     let mut logged = log.borrow().clone();
     logged.sort_unstable();
     assert_eq!(logged, (0..50).collect::<Vec<_>>());
+    assert_eq!(
+        Rc::strong_count(&log),
+        1,
+        "the stream let go of every future"
+    );
+}
+
+#[test]
+fn not_send_futures_on_futures_block_on() {
+    let _watchdog = Watchdog::start("not_send_futures_on_futures_block_on");
+    futures::executor::block_on(not_send_futures());
 }
 
 #[test]
@@ -237,84 +241,72 @@ fn not_send_futures_on_a_smol_local_executor() {
     smol::block_on(executor.run(executor.spawn(not_send_futures())));
 }
 
-/// A future that sleeps for `delay` on tokio's clock and records when it
-/// started, relative to `origin`.
-async fn timed(
-    id: usize,
-    delay: Duration,
-    origin: tokio::time::Instant,
-    starts: Rc<RefCell<Vec<(usize, Duration)>>>,
-) -> usize {
-    starts.borrow_mut().push((id, origin.elapsed()));
-    tokio::time::sleep(delay).await;
-    id
+/// Runs the gates of `delays.len()` items, each item `delays[id]` ms long from
+/// its start, on the hand clock: each gate opens when its time comes, and the
+/// consumer takes every output at once. Returns the outputs and the starts, as
+/// (id, ms), in the order they happened.
+fn run_on_the_hand_clock(
+    run: &mut Driven<'_, usize>,
+    gates: &Gates,
+    delays: &[u64],
+) -> (Vec<usize>, Vec<(usize, u64)>) {
+    let mut starts: Vec<Option<u64>> = vec![None; delays.len()];
+    let mut opened = vec![false; delays.len()];
+    let mut at = 0;
+    let mut outputs = run.take_ready();
+    loop {
+        // Starts happen only inside a step (in place, the consumer's poll;
+        // spawned, the tasks it sets off), never while the clock moves.
+        for (id, start) in starts.iter_mut().enumerate() {
+            if start.is_none() && gates.is_started(id) {
+                *start = Some(at);
+            }
+        }
+        let end = |id: usize| starts[id].map(|start| start + delays[id]);
+        let next = (0..delays.len())
+            .filter(|&id| !opened[id])
+            .filter_map(|id| Some((end(id)?, id)));
+        let Some((end, id)) = next.min() else { break };
+        advance(ms(end - at));
+        at = end;
+        opened[id] = gates.open(id);
+        outputs.extend(run.take_ready());
+    }
+    outputs.extend(run.take_to_end());
+    let mut starts: Vec<(usize, u64)> =
+        starts.into_iter().map(Option::unwrap).enumerate().collect();
+    starts.sort_by_key(|&(id, start)| (start, id));
+    (outputs, starts)
 }
 
-fn ms(millis: u64) -> Duration {
-    Duration::from_millis(millis)
-}
+both_modes! {
+    /// Points 4 and 6 (18 spawned): each item starts the moment a worker frees
+    /// up, and outputs follow completion times.
+    fn outputs_follow_completion_times(mode) {
+        // Two workers; item i runs `delays[i]`. Each item starts the moment a
+        // worker frees up: 0 and 1 at 0 ms, 2 when 1 ends (10 ms), 3 when 0
+        // ends (50 ms), 4 when 2 ends (55 ms).
+        let delays = [50, 10, 45, 20, 30];
+        let gates = Gates::new();
+        let mut run = drive!(mode, gates.source(delays.len()).bounded(2, 1));
+        let (outputs, starts) = run_on_the_hand_clock(&mut run, &gates, &delays);
+        assert_eq!(outputs, [1, 0, 2, 3, 4]);
+        assert_eq!(starts, [(0, 0), (1, 0), (2, 10), (3, 50), (4, 55)]);
+    }
 
-#[test]
-fn on_a_paused_clock_outputs_follow_completion_times() {
-    let _watchdog = Watchdog::start("on_a_paused_clock_outputs_follow_completion_times");
-    tokio_paused_clock().block_on(outputs_follow_completion_times());
-}
-
-async fn outputs_follow_completion_times() {
-    // Two workers; item i sleeps `delays[i]`. Each item starts the moment a
-    // worker frees up: 0 and 1 at 0 ms, 2 when 1 ends (10 ms), 3 when 0 ends
-    // (50 ms), 4 when 2 ends (55 ms).
-    let delays = [50, 10, 45, 20, 30];
-    let origin = tokio::time::Instant::now();
-    let starts = Rc::new(RefCell::new(Vec::new()));
-    let log = Rc::clone(&starts);
-    let outputs: Vec<usize> = stream::iter(delays.into_iter().enumerate())
-        .map(move |(id, delay)| timed(id, ms(delay), origin, Rc::clone(&log)))
-        .bounded(2, 1)
-        .collect()
-        .await;
-    assert_eq!(outputs, [1, 0, 2, 3, 4]);
-    assert_eq!(
-        *starts.borrow(),
-        [
-            (0, ms(0)),
-            (1, ms(0)),
-            (2, ms(10)),
-            (3, ms(50)),
-            (4, ms(55))
-        ]
-    );
-}
-
-#[test]
-fn on_a_paused_clock_a_slow_head_does_not_stall_a_wide_window() {
-    let _watchdog = Watchdog::start("on_a_paused_clock_a_slow_head_does_not_stall_a_wide_window");
-    tokio_paused_clock().block_on(slow_head_with_wide_window());
-}
-
-async fn slow_head_with_wide_window() {
-    // Item 0 takes 100 ms, the rest 10 ms each. Two workers: with a window of
-    // 2 the second worker runs one item and waits for the head; with a window
-    // of 6 it runs items 1..6 one after another while the head runs.
-    for (window, expected_starts) in [
-        (2, vec![0, 0, 100, 100, 110, 110]),
-        (6, vec![0, 0, 10, 20, 30, 40]),
-    ] {
-        let origin = tokio::time::Instant::now();
-        let starts = Rc::new(RefCell::new(Vec::new()));
-        let log = Rc::clone(&starts);
-        let outputs: Vec<usize> = stream::iter(0..6)
-            .map(move |id| {
-                let delay = if id == 0 { 100 } else { 10 };
-                timed(id, ms(delay), origin, Rc::clone(&log))
-            })
-            .bounded(2, 0)
-            .ordered(window)
-            .collect()
-            .await;
-        assert_eq!(outputs, (0..6).collect::<Vec<_>>());
-        let starts: Vec<Duration> = starts.borrow().iter().map(|&(_, at)| at).collect();
-        let expected: Vec<Duration> = expected_starts.into_iter().map(ms).collect();
-        assert_eq!(starts, expected, "window {window}");
+    /// Point 5: a slow head does not stall a wide window.
+    fn a_slow_head_does_not_stall_a_wide_window(mode) {
+        // Item 0 takes 100 ms, the rest 10 ms each. Two workers: with a window
+        // of 2 the second worker runs one item and waits for the head; with a
+        // window of 6 it runs items 1..6 one after another while the head runs.
+        let delays = [100, 10, 10, 10, 10, 10];
+        for (window, expected_starts) in [(2, [0, 0, 100, 100, 110, 110]), (6, [0, 0, 10, 20, 30, 40])] {
+            let gates = Gates::new();
+            let mut run = drive!(mode, gates.source(delays.len()).bounded(2, 0).ordered(window));
+            let (outputs, starts) = run_on_the_hand_clock(&mut run, &gates, &delays);
+            assert_eq!(outputs, (0..6).collect::<Vec<_>>());
+            let starts: Vec<u64> = starts.into_iter().map(|(_, at)| at).collect();
+            assert_eq!(starts, expected_starts, "window {window}");
+        }
     }
 }

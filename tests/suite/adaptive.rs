@@ -1,0 +1,318 @@
+//! `.adaptive(controller, is_overload)`, in both modes (contract point 26, with
+//! 25; 16 and 17 spawned): the controller's `initial()` replaces `workers`;
+//! each completion hands it a `Sample` with the item's exact run time, the
+//! classifier's verdict and whether the limit was reached; the limit it
+//! returns applies at once (a raise starts items, spawned with no consumer
+//! poll; a lowering stops new starts and cancels nothing), never below 1;
+//! `limits()`, `stats()` and a handle taken before `.adaptive(...)` show it.
+//!
+//! The controller is `support::Scripted`: these tests check the stream's side
+//! of adaptivity, not `Aimd`'s rule. Deterministic: the futures are gates the
+//! test opens, the clock (`support::now`) moves only when the test advances
+//! it, and spawned streams run on an executor the test steps.
+
+use std::task::Poll;
+
+use bounded_buffered::BoundedStreamExt;
+use futures::{StreamExt, TryStreamExt, stream};
+use support::{Gates, Poller, Scripted, advance, both_modes, drive, fed_source, ms, now};
+
+both_modes! {
+    /// Point 26: `initial()` is the first limit, each answer the next, at once.
+    fn the_initial_limit_replaces_workers_and_each_answer_applies_at_once(mode) {
+        let gates = Gates::new();
+        let controller = Scripted::new(2, &[5, 1]);
+        let mut run = drive!(
+            mode,
+            gates.source(100).bounded(9, 0).adaptive(controller.clone(), |_: &usize| false)
+        );
+        let limits = run.limits();
+        assert_eq!((limits.workers(), run.stats().workers_limit), (2, 2));
+        assert!(run.poll().is_pending());
+        assert_eq!(gates.running(), 2);
+        if mode.is_spawned() {
+            assert_eq!(run.spawns(), 2);
+            // Point 18: the first completion answers 5 in the task's own lock
+            // section: with no consumer poll, items start and tasks are spawned
+            // for them (its held output keeps one worker).
+            gates.open(0);
+            run.settle();
+            assert_eq!((gates.running(), run.spawns()), (4, 4));
+            assert_eq!((limits.workers(), run.stats().workers_limit), (5, 5));
+            assert_eq!(run.limits().workers(), 5);
+        } else {
+            gates.open(0);
+        }
+        // Taking it frees the fifth (in place, point 14: the poll that sees the
+        // completion also applies the answer: three more start in it).
+        assert_eq!(run.poll(), Poll::Ready(Some(0)));
+        assert_eq!(gates.running(), 5);
+        assert_eq!((limits.workers(), run.stats().workers_limit), (5, 5));
+        if mode.is_spawned() {
+            assert_eq!(run.spawns(), 5);
+        }
+
+        // The next answers 1: running work goes on, nothing starts until fewer
+        // than 1 run.
+        gates.open(1);
+        assert_eq!(run.take_ready(), [1]);
+        assert_eq!(gates.running(), 4);
+        assert_eq!((limits.workers(), run.stats().workers_limit), (1, 1));
+        assert_eq!(gates.counts().futures_dropped, 2, "only the two that finished");
+        let limits_heard = |controller: &Scripted| -> Vec<usize> {
+            controller.heard().iter().map(|sample| sample.limit).collect()
+        };
+        assert_eq!(limits_heard(&controller), [2, 5]);
+        for id in 2..5 {
+            gates.open(id);
+            assert_eq!(run.take_ready(), [id]);
+        }
+        assert_eq!((gates.running(), gates.started()), (1, 6), "none started");
+        gates.open(5);
+        assert_eq!(run.take_ready(), [5]);
+        assert_eq!((gates.running(), gates.started()), (1, 7), "one at a time");
+        if mode.is_spawned() {
+            assert_eq!(run.spawns(), 5);
+        }
+        assert_eq!(limits_heard(&controller), [2, 5, 1, 1, 1, 1]);
+    }
+
+    /// Point 26: never below 1, from `initial()` or from an answer.
+    fn a_limit_of_zero_from_the_controller_is_taken_as_one(mode) {
+        let gates = Gates::new();
+        let stream = gates
+            .source(10)
+            .bounded(3, 0)
+            .adaptive(Scripted::new(0, &[0]), |_: &usize| false);
+        assert_eq!(stream.limits().workers(), 1);
+        let mut run = drive!(mode, stream);
+        assert_eq!((run.limits().workers(), run.stats().workers_limit), (1, 1));
+        assert!(run.poll().is_pending());
+        assert_eq!(gates.running(), 1);
+        gates.open(0);
+        assert_eq!(run.poll(), Poll::Ready(Some(0)));
+        assert_eq!(gates.running(), 1, "still one worker: the stream goes on");
+        assert_eq!((run.limits().workers(), run.stats().workers_limit), (1, 1));
+    }
+
+    /// Point 26: start, run time, verdict and saturation of every completion.
+    fn samples_carry_exact_run_times_verdicts_and_saturation(mode) {
+        // Item n runs 10 x (n + 1) ms and "overloads" when odd. Two workers,
+        // six items, unordered; the consumer takes each output as it completes.
+        support::reset_clock();
+        let gates = Gates::new();
+        let controller = Scripted::new(2, &[]);
+        let mut run = drive!(
+            mode,
+            gates
+                .source(6)
+                .bounded(1, 0)
+                .adaptive(controller.clone(), |n: &usize| n % 2 == 1)
+                .clock(now)
+        );
+        let mut outputs = run.take_ready();
+        // Item 0 runs 0-10, item 1 0-20, item 2 10-40, item 3 20-60, item 4
+        // 40-90, item 5 60-120: the gates open at those ends.
+        let mut at = 0;
+        for (end, id) in [(10, 0), (20, 1), (40, 2), (60, 3), (90, 4), (120, 5)] {
+            advance(ms(end - at));
+            at = end;
+            gates.open(id);
+            outputs.extend(run.take_ready());
+        }
+        assert_eq!(outputs, [0, 1, 2, 3, 4, 5]);
+        assert!(run.take_to_end().is_empty());
+        let heard = controller.heard();
+        let millis = |d: std::time::Duration| d.as_millis();
+        let runs: Vec<_> = heard.iter().map(|s| (millis(s.started), millis(s.run))).collect();
+        assert_eq!(runs, [(0, 10), (0, 20), (10, 30), (20, 40), (40, 50), (60, 60)]);
+        let verdicts: Vec<_> = heard.iter().map(|s| s.overload).collect();
+        assert_eq!(verdicts, [false, true, false, true, false, true]);
+        // Both workers were busy at every completion but the last: the source
+        // was empty by then, and only one ran.
+        let saturated: Vec<_> = heard.iter().map(|s| s.saturated).collect();
+        assert_eq!(saturated, [true, true, true, true, true, false]);
+        assert!(heard.iter().all(|s| s.limit == 2));
+    }
+
+    /// Point 26: a source slower than the workers never reaches the limit.
+    fn a_source_that_cannot_keep_up_leaves_the_limit_unreached(mode) {
+        let (source, feed) = fed_source::<std::future::Ready<u8>>();
+        let controller = Scripted::new(4, &[]);
+        let mut run = drive!(
+            mode,
+            source.bounded(1, 0).adaptive(controller.clone(), |_: &u8| false)
+        );
+        assert!(run.take_ready().is_empty());
+        for n in 0..5 {
+            feed.push(std::future::ready(n));
+            assert_eq!(run.take_ready(), [n]);
+        }
+        feed.close();
+        assert!(run.take_to_end().is_empty());
+        let heard = controller.heard();
+        assert_eq!(heard.len(), 5);
+        assert!(heard.iter().all(|sample| !sample.saturated), "{heard:?}");
+        assert_eq!(run.stats().workers_limit, 4);
+    }
+
+    /// Points 5 and 26: ordered, a full window counts as the limit reached.
+    fn ordered_a_full_window_counts_as_reached(mode) {
+        let gates = Gates::new();
+        let controller = Scripted::new(8, &[]);
+        let mut run = drive!(
+            mode,
+            gates
+                .source(100)
+                .bounded(1, 0)
+                .ordered(3)
+                .adaptive(controller.clone(), |_: &usize| false)
+        );
+        assert!(run.poll().is_pending());
+        assert_eq!(gates.running(), 3, "min(workers, window)");
+        // Item 2 finishes behind the head: the window is full, so reached.
+        gates.open(2);
+        assert!(run.poll().is_pending());
+        let heard = controller.heard();
+        assert_eq!(heard.len(), 1);
+        assert!(heard[0].saturated);
+        assert_eq!(heard[0].limit, 8);
+        // Item 1 finishes with item 2 held: running and held fill the window.
+        gates.open(1);
+        assert!(run.poll().is_pending());
+        let heard = controller.heard();
+        assert_eq!(heard.len(), 2);
+        assert!(heard[1].saturated, "a held output counts against the window");
+    }
+
+    /// Points 25 and 26: a handle taken before `.adaptive(...)` (and before
+    /// `spawn_on`) shows the controller's value and still reaches the stream.
+    fn a_handle_taken_before_adaptive_shows_the_controllers_value_and_reaches_the_stream(mode) {
+        let gates = Gates::new();
+        let early = gates.source(100).bounded(1, 0);
+        let limits = early.limits();
+        let controller = Scripted::new(2, &[3]);
+        let mut run = drive!(
+            mode,
+            early.ordered(8).adaptive(controller.clone(), |_: &usize| false).timed()
+        );
+        assert_eq!((limits.workers(), run.stats().workers_limit), (2, 2));
+        assert!(run.poll().is_pending());
+        assert_eq!(gates.running(), 2);
+        if mode.is_spawned() {
+            assert_eq!(run.spawns(), 2);
+        }
+        let wakes = run.wakes();
+        limits.set_waiting(3);
+        if !mode.is_spawned() {
+            // Point 25: in place the change wakes the stream's task (spawned,
+            // it sends for a worker task instead).
+            assert_eq!(run.wakes(), wakes + 1, "the early handle wakes the stream");
+        }
+        assert!(run.poll().is_pending());
+        assert_eq!(run.stats().waiting, 3);
+
+        // The controller answers 3 at the first completion: the early handle, a
+        // new one and the stats all show it, and a third item runs (spawned,
+        // point 18: with the output still held; in place, point 14: in the poll
+        // that takes it).
+        gates.open(0);
+        let mut taken = if mode.is_spawned() { vec![] } else { run.take_ready() };
+        run.settle();
+        assert_eq!(limits.workers(), 3);
+        assert_eq!((run.limits().workers(), run.stats().workers_limit), (3, 3));
+        assert_eq!(gates.running(), 3);
+        if mode.is_spawned() {
+            assert_eq!(run.spawns(), 3);
+        }
+
+        // The early handle still reaches the stream (spawned: its tasks, with
+        // no consumer poll).
+        limits.set_workers(5);
+        if mode.is_spawned() {
+            run.settle();
+        } else {
+            assert!(run.poll().is_pending());
+        }
+        assert_eq!(gates.running(), 5);
+        assert_eq!(run.stats().workers_limit, 5);
+        if mode.is_spawned() {
+            assert_eq!(run.spawns(), 5);
+        }
+        taken.extend(run.take_ready());
+        assert_eq!(taken, [0]);
+    }
+
+    /// Points 25 and 26: a handle's `set_workers` is in force until the
+    /// controller's next decision, which overrides it.
+    fn a_handles_set_workers_lasts_until_the_controllers_next_decision(mode) {
+        let gates = Gates::new();
+        let controller = Scripted::new(2, &[2]);
+        let mut run = drive!(
+            mode,
+            gates
+                .source(100)
+                .bounded(1, 0)
+                .ordered(16)
+                .adaptive(controller.clone(), |_: &usize| false)
+        );
+        let limits = run.limits();
+        assert!(run.poll().is_pending());
+        limits.set_workers(6);
+        if mode.is_spawned() {
+            run.settle(); // The handle sends for the tasks: no poll is needed.
+        } else {
+            assert!(run.poll().is_pending());
+        }
+        assert_eq!(gates.running(), 6);
+        // The next decision (2) overrides it: nothing more starts, nothing is
+        // cancelled.
+        gates.open(0);
+        let decided = |run: &support::Driven<'_, usize>| {
+            assert_eq!(controller.heard()[0].limit, 6, "the handle's limit was in force");
+            assert_eq!((limits.workers(), run.stats().workers_limit), (2, 2));
+            assert_eq!(gates.running(), 5);
+            assert_eq!(gates.counts().futures_dropped, 1);
+        };
+        if mode.is_spawned() {
+            // Point 18: decided by the task that completed item 0, before the
+            // consumer takes it.
+            run.settle();
+            decided(&run);
+        }
+        assert_eq!(run.poll(), Poll::Ready(Some(0)));
+        decided(&run);
+    }
+
+    /// Point 26 with point 21: `try_bounded` streams adapt too.
+    fn try_bounded_streams_adapt_too(mode) {
+        let gates = Gates::new();
+        let controller = Scripted::new(1, &[3]);
+        let source = gates
+            .source(100)
+            .map(Ok::<_, ()>)
+            .map_ok(|gate| async move { Ok::<_, ()>(gate.await) });
+        let mut run = drive!(
+            mode,
+            source
+                .try_bounded(1, 0)
+                .adaptive(controller.clone(), |output: &Result<usize, ()>| output.is_err())
+        );
+        assert!(run.poll().is_pending());
+        assert_eq!(gates.running(), 1);
+        gates.open(0);
+        assert_eq!(run.poll(), Poll::Ready(Some(Ok(0))));
+        assert_eq!(gates.running(), 3);
+        assert_eq!(run.limits().workers(), 3);
+        assert_eq!(controller.heard().len(), 1);
+    }
+}
+
+/// Point 11: `adaptive` must come before the first poll.
+#[test]
+#[should_panic(expected = "`adaptive` must be called before the stream is first polled")]
+fn adaptive_after_the_first_poll_panics() {
+    let mut stream = stream::iter(0..3u8).map(std::future::ready).bounded(1, 0);
+    let _ = Poller::new().poll(&mut stream);
+    let _ = stream.adaptive(Scripted::new(1, &[]), |_: &u8| false);
+}

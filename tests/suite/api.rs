@@ -1,0 +1,274 @@
+//! Contract points 14 and 15, 9's `into_inner` and 11's call site: the public
+//! surface besides `poll_next` (auto traits, `Debug`, `size_hint`, the source
+//! accessors, `stats`, and the bad-input panics' location). `stats` and the
+//! `size_hint` of a source of unknown length are checked in both modes; the
+//! rest is in place only (spawned mode's traits and `Debug` are in
+//! `spawn_delivery.rs`; its `size_hint` does not ask the source, point 17).
+
+use std::future::Ready;
+use std::panic::{self, AssertUnwindSafe, PanicHookInfo};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::Poll;
+use std::thread;
+use std::time::Duration;
+
+use bounded_buffered::{BoundedBuffered, BoundedStreamExt};
+use futures::stream::{self, BoxStream, FusedStream, Stream};
+use futures::{StreamExt, executor::block_on};
+use support::{
+    Gate, Gates, Poller, StepExecutor, both_modes, counted, drive, fed_source, fresh_stats,
+};
+
+fn assert_send<T: Send>() {}
+fn assert_sync<T: Sync>() {}
+fn assert_unpin<T: Unpin>() {}
+fn assert_fused<T: FusedStream>() {}
+
+/// A `Send` future that is neither `Sync`, `Unpin` nor `Debug`.
+type SendOnlyFuture = Pin<Box<dyn Future<Output = NotDebug> + Send>>;
+
+/// An output type with no `Debug`.
+struct NotDebug;
+
+#[test]
+fn is_send_when_source_futures_and_outputs_are_send() {
+    assert_send::<BoundedBuffered<stream::Iter<std::vec::IntoIter<Ready<u8>>>>>();
+    assert_send::<BoundedBuffered<BoxStream<'static, SendOnlyFuture>>>();
+    assert_send::<BoundedBuffered<stream::Iter<std::vec::IntoIter<Gate>>>>();
+    // An `async` block that holds a `Send` value across an await.
+    fn of_async_blocks() -> impl Stream<Item = impl Future<Output = String> + Send> + Send {
+        stream::iter(0..3).map(|i| async move {
+            let text = i.to_string();
+            futures::future::ready(()).await;
+            text
+        })
+    }
+    fn assert_send_value<T: Send>(_: &T) {}
+    assert_send_value(&of_async_blocks().bounded(2, 1).ordered(2));
+}
+
+#[test]
+fn is_sync_when_its_parts_are_sync() {
+    assert_sync::<BoundedBuffered<stream::Iter<std::vec::IntoIter<Ready<u8>>>>>();
+}
+
+#[test]
+fn is_unpin_when_the_source_is_unpin_even_with_unpinned_futures() {
+    // The futures live in their own pinned storage, so a `!Unpin` future does
+    // not make the stream `!Unpin`: `.next()` works without pinning it.
+    fn of_async_blocks() -> impl Stream<Item = impl Future<Output = usize>> + Unpin {
+        stream::iter(0..3).map(|i| async move { i })
+    }
+    fn assert_unpin_value<T: Unpin>(_: &T) {}
+    assert_unpin_value(&of_async_blocks().bounded(2, 0));
+    assert_unpin::<BoundedBuffered<BoxStream<'static, SendOnlyFuture>>>();
+}
+
+#[test]
+fn is_a_fused_stream() {
+    assert_fused::<BoundedBuffered<stream::Iter<std::vec::IntoIter<Ready<u8>>>>>();
+}
+
+#[test]
+fn debug_shows_source_budgets_and_counts_without_needing_debug_futures() {
+    let source = stream::iter(vec![Box::pin(async { NotDebug }) as SendOnlyFuture]);
+    // The source must be Debug; its futures and outputs need not be.
+    struct DebugSource<S>(S);
+    impl<S> std::fmt::Debug for DebugSource<S> {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("DebugSource")
+        }
+    }
+    impl<S: Stream + Unpin> Stream for DebugSource<S> {
+        type Item = S::Item;
+        fn poll_next(
+            mut self: Pin<&mut Self>,
+            cx: &mut std::task::Context<'_>,
+        ) -> Poll<Option<S::Item>> {
+            self.0.poll_next_unpin(cx)
+        }
+    }
+    let stream = DebugSource(source).bounded(3, 7);
+    let text = format!("{stream:?}");
+    assert!(text.starts_with("BoundedBuffered"), "{text}");
+    assert!(text.contains("DebugSource"), "{text}");
+    assert!(text.contains("workers: 3"), "{text}");
+    assert!(text.contains("waiting: 7"), "{text}");
+    assert!(text.contains("window: None"), "{text}");
+
+    let ordered = format!("{:?}", stream.ordered(5));
+    assert!(ordered.contains("window: Some(5)"), "{ordered}");
+
+    // The counts are shown too, and the alternate form works.
+    let gates = Gates::new();
+    let mut running = gates.source(3).bounded(2, 3);
+    assert_eq!(Poller::new().poll(&mut running), Poll::Pending);
+    let text = format!("{running:#?}");
+    assert!(text.contains("active: 2"), "{text}");
+    assert!(text.contains("waiting: 1"), "{text}");
+}
+
+#[test]
+fn size_hint_counts_what_is_in_flight_plus_what_the_source_has_left() {
+    let gates = Gates::new();
+    let mut stream = gates.source(10).bounded(2, 3);
+    assert_eq!(stream.size_hint(), (10, Some(10)), "before the first poll");
+    let poller = Poller::new();
+    assert_eq!(poller.poll(&mut stream), Poll::Pending);
+    // Two running, three waiting, five in the source.
+    assert_eq!(stream.size_hint(), (10, Some(10)));
+    gates.open(0);
+    gates.open(1);
+    assert!(matches!(poller.poll(&mut stream), Poll::Ready(Some(_))));
+    // One output taken, one held.
+    assert_eq!(stream.size_hint(), (9, Some(9)));
+    for id in 2..10 {
+        gates.open(id);
+    }
+    let rest = poller.drain_ready(&mut stream);
+    assert_eq!(rest.len(), 9);
+    assert_eq!(stream.size_hint(), (0, Some(0)));
+}
+
+both_modes! {
+    /// Points 15 and 17: a source of unknown length gives a lower bound,
+    /// what is in flight, until it ends.
+    fn size_hint_of_an_unknown_source_is_a_lower_bound(mode) {
+        let (source, feed) = fed_source::<Gate>();
+        let gates = Gates::new();
+        let mut run = drive!(mode, source.bounded(2, 1));
+        assert_eq!(run.size_hint(), (0, None));
+        for id in 0..2 {
+            feed.push(gates.gate(id));
+        }
+        assert!(run.poll().is_pending());
+        assert_eq!(run.size_hint(), (2, None));
+        feed.close();
+        // Once the source said it ended, only what is in flight remains.
+        assert!(run.poll().is_pending());
+        assert_eq!(run.size_hint(), (2, Some(2)));
+    }
+
+    /// Point 15 (17 spawned): the current counts, their peaks and the totals.
+    fn stats_track_current_counts_peaks_and_totals(mode) {
+        let unpolled = drive!(mode, stream::iter([std::future::ready(1)]).bounded(4, 4));
+        assert_eq!(
+            unpolled.stats(),
+            fresh_stats(4, 4),
+            "a new stream reports its limits and all zeros"
+        );
+        let gates = Gates::new();
+        let mut run = drive!(mode, gates.source(8).bounded(3, 2));
+        assert!(run.poll().is_pending());
+        let stats = run.stats();
+        assert_eq!((stats.active, stats.waiting, stats.held), (3, 2, 0));
+        assert_eq!((stats.peak_active, stats.peak_waiting, stats.peak_held), (3, 2, 0));
+        assert_eq!((stats.pulled, stats.completed), (5, 0));
+
+        gates.open(0);
+        gates.open(1);
+        assert!(matches!(run.poll(), Poll::Ready(Some(_))));
+        let stats = run.stats();
+        assert_eq!((stats.active, stats.waiting, stats.held), (2, 2, 1));
+        assert_eq!(stats.peak_held, 2, "both outputs were held before one was taken");
+        assert_eq!((stats.pulled, stats.completed), (6, 2));
+
+        for id in 2..8 {
+            gates.open(id);
+        }
+        assert_eq!(run.take_to_end().len(), 7);
+        let stats = run.stats();
+        assert_eq!((stats.active, stats.waiting, stats.held), (0, 0, 0));
+        assert_eq!((stats.peak_active, stats.peak_waiting), (3, 2));
+        assert_eq!((stats.pulled, stats.completed), (8, 8));
+        // A snapshot is a plain value.
+        let copy = stats;
+        assert_eq!(copy, run.stats());
+    }
+}
+
+#[test]
+fn accessors_reach_the_source() {
+    let gates = Gates::new();
+    let (source, counts) = counted(gates.source(20));
+    let mut stream = source.bounded(2, 2);
+    assert_eq!(stream.get_ref().inner().size_hint(), (20, Some(20)));
+    let poller = Poller::new();
+    assert_eq!(poller.poll(&mut stream), Poll::Pending);
+    assert_eq!(stream.get_ref().inner().size_hint(), (16, Some(16)));
+
+    // Taking an item through `get_mut` takes it away from the adapter.
+    let taken = block_on(stream.get_mut().next()).expect("the source has items");
+    drop(taken);
+    assert_eq!(counts.pulled(), 5);
+
+    let mut pinned = Box::pin(stream);
+    let taken = block_on(pinned.as_mut().get_pin_mut().next()).expect("the source has items");
+    drop(taken);
+    assert_eq!(pinned.get_ref().inner().size_hint(), (14, Some(14)));
+
+    let stream = *Pin::into_inner(pinned);
+    let source = stream.into_inner();
+    assert_eq!(source.inner().size_hint(), (14, Some(14)));
+    assert_eq!(counts.pulled(), 6);
+}
+
+/// Runs `call`, which must panic, and returns the file and line its panic
+/// reported. The hook is process-wide: it records this thread's panic only and
+/// passes the others on, so a test panicking on another thread meanwhile is
+/// neither mistaken for it nor silenced.
+fn panic_location(call: impl FnOnce()) -> (String, u32) {
+    let seen: Arc<Mutex<Option<(String, u32)>>> = Arc::default();
+    let record = Arc::clone(&seen);
+    let this = thread::current().id();
+    let previous: Arc<dyn Fn(&PanicHookInfo<'_>) + Send + Sync> = Arc::from(panic::take_hook());
+    let others = Arc::clone(&previous);
+    panic::set_hook(Box::new(move |info| {
+        if thread::current().id() == this {
+            let location = info.location().map(|at| (at.file().to_owned(), at.line()));
+            *record.lock().expect("the hook runs once at a time") = location;
+        } else {
+            others(info);
+        }
+    }));
+    let result = panic::catch_unwind(AssertUnwindSafe(call));
+    panic::set_hook(Box::new(move |info| previous(info)));
+    assert!(result.is_err(), "the call did not panic");
+    let location = seen.lock().expect("the hook is done").take();
+    location.expect("the panic had a location")
+}
+
+/// Point 11: the bad-input panics point at the caller's line
+/// (`#[track_caller]`), spawned mode's `spawn_on` included.
+#[test]
+fn bad_input_panics_at_the_callers_line() {
+    let here = |line: u32| (file!().to_owned(), line);
+    let fresh = || stream::iter([std::future::ready(())]).bounded(1, 1);
+    let polled = || {
+        let mut polled = fresh();
+        let _ = Poller::new().poll(&mut polled);
+        polled
+    };
+
+    let line = line!() + 1;
+    let at = panic_location(|| drop(stream::iter([std::future::ready(())]).bounded(0, 1)));
+    assert_eq!(at, here(line), "workers == 0");
+
+    let unpolled = fresh();
+    let line = line!() + 1;
+    let at = panic_location(|| drop(unpolled.ordered(0)));
+    assert_eq!(at, here(line), "window == 0");
+
+    let (late_ordered, late_max_wait, late_spawn_on) = (polled(), polled(), polled());
+    let line = line!() + 1;
+    let at = panic_location(|| drop(late_ordered.ordered(1)));
+    assert_eq!(at, here(line), "ordered after the first poll");
+    let line = line!() + 1;
+    let at = panic_location(|| drop(late_max_wait.max_wait(Duration::from_millis(1))));
+    assert_eq!(at, here(line), "max_wait after the first poll");
+    let spawner = StepExecutor::new().spawner();
+    let line = line!() + 1;
+    let at = panic_location(|| drop(late_spawn_on.spawn_on(spawner)));
+    assert_eq!(at, here(line), "spawn_on after the first poll");
+}
