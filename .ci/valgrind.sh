@@ -38,4 +38,4 @@ run() {
 }
 
 run props verify_drop_panic:: verify_props:: verify_spawned_drop::
-run suite verify_neighbours::
+run suite wakes::

@@ -85,6 +85,7 @@ impl<R: Run> Shared<R> {
             ended,
             cancelled,
             unreported,
+            unwoken,
         } = deferred;
         if cancelled.is_some() {
             this.cancelled.store(true, Ordering::Release);
@@ -106,6 +107,7 @@ impl<R: Run> Shared<R> {
             release(*leftovers, &mut destructors);
         }
         drop(unreported);
+        drop(unwoken);
         // Uncaught: on a task's thread, a panic here fails the stream (the
         // task catches it); on the consumer's (`close`), it propagates.
         drop(ended);

@@ -102,6 +102,9 @@ pub(super) struct Deferred<R: Run> {
     /// A failure that came too late to report, dropped outside the lock (its
     /// payload is a user type).
     pub(super) unreported: Option<Failure>,
+    /// A waker let go without a wake, dropped outside the lock (a waker's
+    /// drop is executor code).
+    pub(super) unwoken: Option<Waker>,
 }
 
 impl<R: Run> Deferred<R> {
@@ -114,6 +117,7 @@ impl<R: Run> Deferred<R> {
             ended: None,
             cancelled: None,
             unreported: None,
+            unwoken: None,
         }
     }
 }
@@ -454,6 +458,9 @@ impl<R: Run> State<R> {
     /// [`State::cancel`], for the consumer (the stream ended or is dropped).
     pub(super) fn stop(&mut self) -> Deferred<R> {
         let mut deferred = Deferred::new();
+        // The consumer is the one stopping: its waker is let go, not woken (a
+        // wake would be a spurious one of the task that dropped the stream).
+        deferred.unwoken = self.consumer.take();
         deferred.cancelled = self.cancel();
         deferred
     }
