@@ -1,9 +1,9 @@
 //! Contract points 14 and 15, 9's `into_inner` and 11's call site: the public
 //! surface besides `poll_next` (auto traits, `Debug`, `size_hint`, the source
 //! accessors, `stats`, and the bad-input panics' location). `stats` and the
-//! `size_hint` of a source of unknown length are checked in both modes; the
-//! rest is in place only (spawned mode's traits and `Debug` are in
-//! `spawn_delivery.rs`; its `size_hint` does not ask the source, point 17).
+//! `size_hint` of a source of unknown length are checked in both modes (the
+//! spawned `size_hint` of a known source in `spawn_contract.rs`); the rest is
+//! in place only (spawned mode's traits and `Debug` are in `delivery`).
 
 use std::future::Ready;
 use std::panic::{self, AssertUnwindSafe, PanicHookInfo};
@@ -54,14 +54,24 @@ fn is_sync_when_its_parts_are_sync() {
 }
 
 #[test]
-fn is_unpin_when_the_source_is_unpin_even_with_unpinned_futures() {
-    // The futures live in their own pinned storage, so a `!Unpin` future does
-    // not make the stream `!Unpin`: `.next()` works without pinning it.
+fn is_unpin_whatever_the_source_and_its_futures_are() {
+    // The futures live in their own pinned storage and the source in a box of
+    // its own, so neither a `!Unpin` future nor a `!Unpin` source (an
+    // `unfold`, a paged query) makes the stream `!Unpin`: `.next()`, `close`,
+    // `reopen` and a struct field all work without pinning it.
     fn of_async_blocks() -> impl Stream<Item = impl Future<Output = usize>> + Unpin {
         stream::iter(0..3).map(|i| async move { i })
     }
+    fn not_unpin() -> impl Stream<Item = impl Future<Output = usize>> {
+        stream::unfold(
+            0,
+            |n| async move { (n < 3).then(|| (async move { n }, n + 1)) },
+        )
+    }
     fn assert_unpin_value<T: Unpin>(_: &T) {}
     assert_unpin_value(&of_async_blocks().bounded(2, 0));
+    assert_unpin_value(&not_unpin().bounded(2, 0));
+    assert_unpin_value(&not_unpin().bounded(2, 0).max_wait(Duration::from_millis(1)));
     assert_unpin::<BoundedBuffered<BoxStream<'static, SendOnlyFuture>>>();
 }
 
@@ -131,7 +141,97 @@ fn size_hint_counts_what_is_in_flight_plus_what_the_source_has_left() {
     assert_eq!(stream.size_hint(), (0, Some(0)));
 }
 
+/// Point 22: a stream closed and drained resumes with `reopen`, on a source
+/// that is not `Unpin`, without being pinned or boxed by the caller; every item
+/// comes once, in order, and the stats go on counting. In place only: spawned,
+/// `close` drops the source (point 22).
+#[test]
+fn a_closed_stream_resumes_on_a_source_that_is_not_unpin() {
+    let source = stream::unfold(0u32, |n| async move {
+        (n < 20).then(|| (async move { n }, n + 1))
+    });
+    let mut stream = source.bounded(2, 3).ordered(4);
+    let poller = Poller::new();
+    let mut seen = Vec::new();
+    assert!(matches!(poller.poll(&mut stream), Poll::Ready(Some(0))));
+    seen.push(0);
+    stream.close();
+    seen.extend(poller.drain_ready(&mut stream));
+    assert!(matches!(poller.poll(&mut stream), Poll::Ready(None)));
+    assert!(stream.is_terminated(), "ended after the drain");
+    let drained = seen.len();
+    assert_eq!(
+        drained as u64,
+        stream.stats().pulled,
+        "every pulled item, nothing more"
+    );
+
+    stream.reopen();
+    assert!(!stream.is_terminated(), "reopened: it may be polled again");
+    seen.extend(poller.drain_ready(&mut stream));
+    assert!(stream.is_terminated(), "the source ended this time");
+    assert_eq!(
+        seen,
+        (0..20).collect::<Vec<_>>(),
+        "every item once, in order"
+    );
+    let stats = stream.stats();
+    assert_eq!(
+        (stats.pulled, stats.completed),
+        (20, 20),
+        "the stats go on counting"
+    );
+
+    // A source that ended is not polled again: a second reopen just ends again.
+    stream.reopen();
+    assert!(matches!(poller.poll(&mut stream), Poll::Ready(None)));
+}
+
+/// Point 22: `reopen` during the drain carries on as if never closed; after a
+/// failure it panics (what was pulled after the error is gone).
+#[test]
+fn reopen_during_the_drain_carries_on_and_after_a_failure_panics() {
+    let mut stream = stream::iter(0..10u32)
+        .map(|n| async move { n })
+        .bounded(2, 1);
+    let poller = Poller::new();
+    assert!(poller.poll(&mut stream).is_ready());
+    stream.close();
+    stream.reopen();
+    assert_eq!(
+        poller.drain_ready(&mut stream).len(),
+        9,
+        "nothing was lost to the close"
+    );
+
+    let mut failing =
+        stream::iter([Err::<std::future::Ready<Result<u32, &str>>, _>("bad")]).try_bounded(1, 0);
+    assert!(matches!(
+        poller.poll(&mut failing),
+        Poll::Ready(Some(Err("bad")))
+    ));
+    let reopened = panic::catch_unwind(AssertUnwindSafe(|| failing.reopen()));
+    assert!(
+        reopened.is_err(),
+        "a stream that failed fast does not resume"
+    );
+}
+
 both_modes! {
+    /// Points 15 and 25: a stream whose `workers` limit is 0 shows as paused,
+    /// in `stats` and in `Debug`, and stops showing it once raised.
+    fn a_paused_stream_says_so(mode) {
+        let gates = Gates::new();
+        let run = drive!(mode, gates.source(4).bounded(2, 1));
+        assert!(!run.stats().paused);
+        let limits = run.limits();
+        limits.set_workers(0);
+        assert!(run.stats().paused);
+        assert!(format!("{:?}", run.stats()).contains("paused: true"));
+        limits.set_workers(1);
+        assert!(!run.stats().paused);
+    }
+
     /// Points 15 and 17: a source of unknown length gives a lower bound,
     /// what is in flight, until it ends.
     fn size_hint_of_an_unknown_source_is_a_lower_bound(mode) {

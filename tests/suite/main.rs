@@ -23,6 +23,7 @@ mod spawn_growth;
 mod spawn_progress;
 mod spawn_smoke;
 
+mod diagnostics;
 mod spawn_contract;
 mod time;
 mod verify_spawned_destructor;
