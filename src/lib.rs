@@ -127,12 +127,15 @@
 //!     tokio, smol, `futures::executor` or any other executor, with `!Send`
 //!     futures on a single-threaded one and `!Unpin` futures (plain `async`
 //!     blocks) without boxing. It is [`Send`] and [`Sync`] when the source, its
-//!     futures and their outputs are, and [`Unpin`] when the source is. In
-//!     place, futures make progress only while the stream is polled.
+//!     futures and their outputs are, and [`Unpin`] whatever they are (the
+//!     source sits in a box of its own), so it is polled, stored and resumed
+//!     without `pin!`. In place, futures make progress only while the stream
+//!     is polled.
 //! 15. **Observability**: [`stats`](BoundedBuffered::stats) reports the current
 //!     counts, their peaks and running totals; `size_hint` adds what is in
 //!     flight to what the source has left; `Debug` shows the budgets and counts
-//!     without needing the futures or outputs to be `Debug`.
+//!     without needing the futures or outputs to be `Debug`; both show a
+//!     stream whose `workers` limit is 0 as paused ([`Stats::paused`]).
 //!
 //! **Spawned mode** ([`.spawn_on(executor)`](BoundedBuffered::spawn_on))
 //!
@@ -203,10 +206,11 @@
 //! 22. **Drain** ([`close`](BoundedBuffered::close)): nothing more is pulled
 //!     once `close` returns; every running and waiting item finishes and its
 //!     output is yielded; then the stream ends. Every item is either yielded or
-//!     still in the source, which [`into_inner`](BoundedBuffered::into_inner)
-//!     hands back positioned after the last item pulled.
-//!     [`Spawned::close`] does the same in spawned mode, dropping the source
-//!     instead of handing it back.
+//!     still in the source: [`reopen`](BoundedBuffered::reopen) resumes the
+//!     same stream from the next item (any source, `Unpin` or not), and
+//!     [`into_inner`](BoundedBuffered::into_inner) hands an `Unpin` source back
+//!     positioned after the last item pulled. [`Spawned::close`] does the same
+//!     in spawned mode, dropping the source instead of handing it back.
 //! 23. **Expiry at pickup** ([`max_wait`](BoundedBuffered::max_wait)): when a
 //!     worker frees up for a waiting item that waited longer than the limit
 //!     since its pull, the item is not started, takes no worker, and is yielded
@@ -274,6 +278,73 @@
 //! limits.set_workers(16); // resume, wider
 //! # });
 //! ```
+//!
+//! # Naming the stream's type
+//!
+//! Each form of the stream has a type a struct can hold, with one bound on
+//! its source: [`FutureStream`] (any `Stream<Item: Future>`) for
+//! [`BoundedBuffered`], [`TryFutureStream`] for [`TryBoundedBuffered`]. The
+//! second and third type parameters say whether the stream reads a clock and
+//! what comes back for an item that was not started:
+//!
+//! | made by | type | yields |
+//! | --- | --- | --- |
+//! | `.bounded(w, q)`, `.ordered(n)` | `BoundedBuffered<S>` | `T` |
+//! | `.timed()`, `.clock(..)`, `.adaptive(..)` | `BoundedBuffered<S, Clocked>` | `T` |
+//! | `.max_wait(d)` | `BoundedBuffered<S, Clocked, Expired<S::Item>>` | `Result<T, Expired<S::Item>>` |
+//! | `.try_bounded(w, q)` | `TryBoundedBuffered<S>` | `Result<T, E>` |
+//! | `.try_bounded(w, q).max_wait(d)` | `TryBoundedBuffered<S, Clocked, Expired<S::Ok>>` | `Result<Result<T, Expired<S::Ok>>, E>` |
+//! | `.spawn_on(executor)` | [`Spawned<I>`](Spawned) | `I`, the item type of the stream it was made from |
+//!
+//! (`T` is the futures' output, or their `Ok` type with `try_bounded`; `E` the
+//! error type; `.ordered(n)` never changes the type.) With `try_bounded` and
+//! `max_wait`, the outer `Result` is the run's (its `Err` ends the run) and the
+//! inner one the item's (an expired item does not): `?` and `try_next` stop at
+//! the first, and see the second as a value.
+//!
+//! ```
+//! use std::time::Duration;
+//!
+//! use bounded_buffered::{
+//!     BoundedBuffered, BoundedStreamExt, Clocked, Expired, FutureStream, Spawned,
+//!     TryBoundedBuffered, TryFutureStream,
+//! };
+//! use futures::{StreamExt, stream};
+//!
+//! struct Pipeline<S: FutureStream, R: TryFutureStream> {
+//!     pages: BoundedBuffered<S>,
+//!     timed: BoundedBuffered<S, Clocked>,
+//!     expiring: BoundedBuffered<S, Clocked, Expired<S::Item>>,
+//!     rows: TryBoundedBuffered<R>,
+//!     expiring_rows: TryBoundedBuffered<R, Clocked, Expired<R::Ok>>,
+//!     tasks: Spawned<u32>,
+//! }
+//!
+//! # #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+//! # async fn main() {
+//! let pages = || stream::iter(0..10u32).map(|n| async move { n });
+//! let rows = || stream::iter(0..10u32).map(|n| Ok::<_, String>(async move { Ok(n) }));
+//! let mut pipeline = Pipeline {
+//!     pages: pages().bounded(2, 2).ordered(4),
+//!     timed: pages().bounded(2, 2).timed(),
+//!     expiring: pages().bounded(2, 2).max_wait(Duration::from_secs(1)),
+//!     rows: rows().try_bounded(2, 2),
+//!     expiring_rows: rows().try_bounded(2, 2).max_wait(Duration::from_secs(1)),
+//!     tasks: pages().bounded(2, 2).spawn_on(tokio::runtime::Handle::current()),
+//! };
+//! assert_eq!(pipeline.pages.next().await, Some(0));
+//! assert_eq!(pipeline.timed.count().await, 10);
+//! assert_eq!(pipeline.expiring.count().await, 10);
+//! assert_eq!(pipeline.rows.next().await, Some(Ok(0)));
+//! assert_eq!(pipeline.expiring_rows.count().await, 10);
+//! assert_eq!(pipeline.tasks.count().await, 10);
+//! # }
+//! ```
+//!
+//! A stream of the wrong shape is refused with a message that says what to
+//! change: a stream of values passed to `bounded`, a stream of futures passed
+//! to `try_bounded` (wrap each in `Ok(..)`), or a source and futures whose
+//! error types differ.
 //!
 //! # Choosing the budgets
 //!
@@ -409,6 +480,34 @@
 //!     .try_collect()
 //!     .await;
 //! assert_eq!(saved, Err("item 3 failed".to_string()));
+//! # });
+//! ```
+//!
+//! A drain is not the end of the source: after `close` and the stream's end,
+//! [`reopen`](BoundedBuffered::reopen) makes the same stream pull again, from
+//! the item after the last one it pulled, with its stats still counting. It
+//! works with any source, `Unpin` or not (a paged query made with
+//! `stream::unfold`): the stream is `Unpin` itself, so nothing has to be
+//! boxed or moved out of a pin. [`into_inner`](BoundedBuffered::into_inner)
+//! hands an `Unpin` source back instead. A run that failed fast does not
+//! resume: what it had pulled after the error is gone.
+//!
+//! ```
+//! use bounded_buffered::BoundedStreamExt;
+//! use futures::{StreamExt, stream};
+//!
+//! # futures::executor::block_on(async {
+//! // A paged source that is not `Unpin`.
+//! let pages = stream::unfold(0u32, |page| async move {
+//!     (page < 10).then(|| (async move { page * 10 }, page + 1))
+//! });
+//! let mut rows = pages.bounded(2, 2).ordered(4);
+//! assert_eq!(rows.next().await, Some(0));
+//! rows.close(); // shutdown requested: finish what was pulled
+//! let before: Vec<u32> = rows.by_ref().collect().await;
+//! rows.reopen(); // and carry on later, from the next page
+//! let after: Vec<u32> = rows.by_ref().collect().await;
+//! assert_eq!(1 + before.len() + after.len(), 10); // every page once
 //! # });
 //! ```
 //!
