@@ -25,6 +25,7 @@
 mod adaptive;
 mod cases;
 mod clock;
+mod completions;
 mod executors;
 mod fail_fast;
 mod gate;
@@ -43,6 +44,7 @@ mod yielding;
 pub use adaptive::Scripted;
 pub use cases::{cases, config};
 pub use clock::*;
+pub use completions::{Take, random_completions};
 pub use executors::{
     SmolPool, StepExecutor, tokio_current_thread, tokio_multi_thread, tokio_paused_clock,
 };
