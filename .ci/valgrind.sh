@@ -37,5 +37,5 @@ run() {
         --show-leak-kinds=definite "$binary" --test-threads=1 "$@"
 }
 
-run props verify_drop_panic:: verify_props:: verify_spawned_drop::
+run props verify_drop_panic:: verify_props::
 run suite wakes::

@@ -5,7 +5,6 @@
 
 mod counting;
 mod verify_alloc;
-mod verify_spawned_alloc;
 
 #[global_allocator]
 static GLOBAL: counting::CountingAlloc = counting::CountingAlloc;

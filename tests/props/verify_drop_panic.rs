@@ -1,158 +1,218 @@
-//! Contract points 9 and 10, drop and panic at every point: whatever the stream
-//! holds when it is dropped (the source, running futures, waiting items, held
-//! outputs) is dropped exactly once, also after a panic escaped from a future's
-//! poll, the source, or a future's destructor; and a stream polled again after
-//! such a panic says so.
+//! Contract points 9 and 10 (19 and 20 spawned), drop and panic at a random
+//! point of a random schedule, in both modes: whatever the stream holds when
+//! it is dropped (the source, running futures, waiting items, held outputs)
+//! is dropped exactly once, and spawned no task is left once the executor ran
+//! the cancelled ones; also after a panic in a future's poll or first poll, in
+//! the source, or in a future's destructor, which always comes out of the
+//! consumer's poll (spawned: it cancels the other tasks first), never as a
+//! clean end, and leaves a stream that refuses to be polled again, saying so.
 //!
-//! 256 cases per property by default; set `PROPTEST_CASES` for more.
+//! Spawned, the schedules run on an executor the test owns, so valgrind sees
+//! no task outlive a test; one property repeats the drop on tokio's
+//! multi-thread runtime with gates opened from another thread.
+//!
+//! 256 cases per property and mode (32 on tokio) by default;
+//! `PROPTEST_CASES=N` runs N (N/8 on tokio).
 
-use std::task::{Context, Poll};
-
-use bounded_buffered::BoundedStreamExt;
-use futures::stream::Stream;
-use futures_test::task::noop_waker;
+use futures::StreamExt;
 use proptest::prelude::*;
-use support::{Fault, Gates, INJECTED, caught, quiet_injected_panics};
-
-/// Opens the gate of a started item picked by `choice`, if any is closed.
-fn open_one(gates: &Gates, choice: usize) {
-    let closed = gates.closed_started();
-    if !closed.is_empty() {
-        gates.open(closed[choice % closed.len()]);
-    }
-}
-
-#[derive(Debug, Clone)]
-struct Case {
-    items: usize,
-    workers: usize,
-    waiting: usize,
-    window: Option<usize>,
-    /// Polls before the stream is dropped (it may finish earlier).
-    polls: usize,
-    choices: Vec<usize>,
-}
+use support::{
+    Case, Fault, HANG_LIMIT, INJECTED, Mode, Run, Step, both_modes, check_ended_on_tokio, opener,
+    prop_both_modes, quiet_injected_panics, tokio_multi_thread,
+};
 
 fn case() -> impl Strategy<Value = Case> {
-    (
-        0..=24usize,
-        1..=4usize,
-        0..=3usize,
-        prop::option::of(1..=6usize),
-        0..=60usize,
-        prop::collection::vec(any::<usize>(), 1..=60),
-    )
-        .prop_map(|(items, workers, waiting, window, polls, choices)| Case {
-            items,
-            workers,
-            waiting,
-            window,
-            polls,
-            choices,
-        })
+    Case::strategy(1..=4, 0..=3, 1..=6, 0..=24)
 }
 
-/// Polls up to `case.polls` times, opening one gate between polls, then drops
-/// the stream. Returns the message of the panic that escaped a poll, if any.
-fn run(case: &Case, fault: Fault) -> (Gates, Option<String>) {
-    quiet_injected_panics();
-    let gates = Gates::with_fault(fault);
-    let mut stream = gates
-        .tracked_source(case.items)
-        .bounded(case.workers, case.waiting);
-    if let Some(window) = case.window {
-        stream = stream.ordered(window);
-    }
-    let mut stream = Box::pin(stream);
-    let waker = noop_waker();
-    let mut cx = Context::from_waker(&waker);
-    let mut yielded = Vec::new();
-    let mut escaped = None;
-    for poll in 0..case.polls {
-        match caught(|| stream.as_mut().poll_next(&mut cx)) {
-            Ok(Poll::Ready(Some(output))) => yielded.push(output),
-            Ok(Poll::Ready(None)) => break,
-            Ok(Poll::Pending) => open_one(&gates, case.choices[poll % case.choices.len()]),
-            Err(message) => {
-                assert!(message.contains(INJECTED), "unexpected panic: {message}");
-                escaped = Some(message);
-                // Polling again must refuse, loudly and clearly.
-                let again = caught(|| stream.as_mut().poll_next(&mut cx));
-                let again = again.expect_err("polling after a panic must panic");
-                assert!(
-                    again.contains("after a panic"),
-                    "polling after a panic gave an unclear message: {again}"
-                );
-                break;
-            }
+fn at(fault: Fault) -> Option<usize> {
+    match fault {
+        Fault::None => None,
+        Fault::PollOf(at) | Fault::FirstPollOf(at) | Fault::SourceAt(at) | Fault::DropOf(at) => {
+            Some(at)
         }
     }
-    drop(yielded);
-    // A future whose destructor panics may still be running: dropping the
-    // stream then panics, once, and must still drop everything else.
-    if let Err(message) = caught(move || drop(stream)) {
-        assert!(
-            message.contains(INJECTED),
-            "unexpected panic on drop: {message}"
-        );
-        assert!(
-            matches!(fault, Fault::DropOf(_)),
-            "drop panicked without a faulty destructor"
+}
+
+/// The consumer saw `message` as the stream's panic: it is the injected one,
+/// the outputs before it are consistent, spawned every task already ended,
+/// and the stream refuses further polls.
+fn check_resurfaced_panic(run: &mut Run<support::Output>, message: &str) {
+    let case = run.case.clone();
+    assert!(
+        run.gates.fault_fired(),
+        "a panic although no fault fired: {message}"
+    );
+    let expected = match case.fault {
+        Fault::PollOf(item) => format!("{INJECTED} in the poll of item {item}"),
+        Fault::FirstPollOf(item) => format!("{INJECTED} in the first poll of item {item}"),
+        Fault::SourceAt(item) => format!("{INJECTED} in the source at item {item}"),
+        Fault::DropOf(item) => format!("{INJECTED} in the drop of item {item}"),
+        Fault::None => unreachable!("no fault, yet it fired"),
+    };
+    assert_eq!(message, expected);
+    let yielded = run.yielded();
+    if let Fault::PollOf(item) | Fault::FirstPollOf(item) = case.fault {
+        assert!(!yielded.contains(&item), "the failed item was yielded");
+    }
+    if let Fault::SourceAt(item) = case.fault {
+        assert_eq!(
+            run.gates.pulled(),
+            item,
+            "the source panics when asked for item {item}"
         );
     }
-    (gates, escaped)
+    if case.window.is_some() {
+        assert_eq!(
+            yielded,
+            (0..yielded.len()).collect::<Vec<_>>(),
+            "ordered output out of order"
+        );
+    }
+    if run.driven.mode().is_spawned() {
+        // Point 20: the failing task cancelled the others; they end on their
+        // next turn, before the stream is dropped, and drop their futures.
+        run.run_tasks_out();
+        assert_eq!(
+            run.gates.running(),
+            0,
+            "futures still running after the failure"
+        );
+    }
+    run.check_refuses_polls();
+}
+
+/// Runs `case` for up to `steps` steps (to its end or its panic if sooner),
+/// then drops the stream and checks that everything was dropped exactly once.
+fn drop_after(mode: Mode, case: Case, steps: usize) {
+    quiet_injected_panics();
+    let mut run = Run::new(mode, case.clone());
+    for _ in 0..steps {
+        match run.step() {
+            Step::Progress => continue,
+            Step::Panicked(message) => check_resurfaced_panic(&mut run, &message),
+            Step::Finished => {
+                assert!(
+                    !run.gates.fault_fired(),
+                    "the stream ended cleanly although a panic fired"
+                );
+                assert_eq!(run.yielded().len(), case.items);
+            }
+        }
+        break;
+    }
+    run.drop_stream_and_check();
+}
+
+/// A case with a fault from `faults`, and how many steps run before the drop.
+fn dropped(faults: impl Strategy<Value = Fault>) -> impl Strategy<Value = (Case, usize)> {
+    (case(), faults, 0..=250usize).prop_map(|(case, fault, steps)| (Case { fault, ..case }, steps))
+}
+
+prop_both_modes! {
+    fn dropping_at_a_random_step_drops_everything_exactly_once(
+        mode,
+        (case, steps) in dropped(Just(Fault::None)),
+    ) cases(256, 256) {
+        drop_after(mode, case, steps);
+    }
+
+    fn a_panic_in_a_future_poll_drops_everything_once(
+        mode,
+        (case, steps) in dropped(prop_oneof![
+            (0..24usize).prop_map(Fault::PollOf),
+            (0..24usize).prop_map(Fault::FirstPollOf),
+        ]),
+    ) cases(256, 256) {
+        drop_after(mode, case, steps);
+    }
+
+    fn a_panic_in_the_source_drops_everything_once(
+        mode,
+        (case, steps) in dropped((0..24usize).prop_map(Fault::SourceAt)),
+    ) cases(256, 256) {
+        drop_after(mode, case, steps);
+    }
+
+    fn a_panic_in_a_future_destructor_drops_everything_once(
+        mode,
+        (case, steps) in dropped((0..24usize).prop_map(Fault::DropOf)),
+    ) cases(256, 256) {
+        drop_after(mode, case, steps);
+    }
+
+    fn an_injected_panic_always_resurfaces_at_the_consumer(
+        mode,
+        case in case(),
+        fault in Case::faults(0..=24),
+    ) cases(256, 256) {
+        quiet_injected_panics();
+        let mut run = Run::new(mode, Case { fault, ..case });
+        match run.run_to_end() {
+            Step::Panicked(message) => check_resurfaced_panic(&mut run, &message),
+            Step::Finished => {
+                // Only a fault past the end of the input never fires.
+                assert!(!run.gates.fault_fired(), "a panic was lost");
+                let at = at(fault).unwrap_or(usize::MAX);
+                assert!(at >= run.case.items, "fault at {at} of {} never fired", run.case.items);
+                assert_eq!(run.yielded().len(), run.case.items);
+            }
+            Step::Progress => unreachable!(),
+        }
+        run.drop_stream_and_check();
+    }
+}
+
+both_modes! {
+    /// The deterministic core of the properties above, so a failure here
+    /// names the exact point: the first future panics on its first poll.
+    fn polling_after_a_panic_in_the_first_poll_panics_with_a_clear_message(mode) {
+        quiet_injected_panics();
+        let fault = Fault::FirstPollOf(0);
+        let mut run = Run::new(mode, Case { fault, ..Case::new(2, 1, None, 3) });
+        let Step::Panicked(message) = run.run_to_end() else {
+            panic!("the first poll of item 0 panics");
+        };
+        assert!(message.contains("item 0"), "{message}");
+        check_resurfaced_panic(&mut run, &message);
+        run.drop_stream_and_check();
+    }
+}
+
+/// The same drop on tokio's multi-thread runtime: another thread opens the
+/// gates of pulled items in a random order, all but item `kept_closed`'s, while
+/// the consumer takes the `kept_closed` outputs that can surely come; then the
+/// stream is dropped with work in flight. Once tokio has no task left,
+/// everything was dropped exactly once.
+fn drop_on_tokio(case: Case, kept_closed: usize) {
+    let runtime = tokio_multi_thread();
+    let (gates, stream) = case.stream();
+    let mut stream = stream.spawn_on(runtime.handle().clone());
+    let opener = opener(&gates, case.seed, Some(kept_closed));
+    // Items before the kept one can always complete and be taken, in either
+    // order: they are pulled and started before it.
+    let taken = kept_closed.min(case.items);
+    runtime.block_on(async {
+        for _ in 0..taken {
+            let next = tokio::time::timeout(HANG_LIMIT, stream.next())
+                .await
+                .expect("watchdog: no output");
+            assert!(next.is_some(), "the stream ended early");
+        }
+    });
+    drop(stream);
+    check_ended_on_tokio(&runtime, &gates, vec![opener]);
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(
-        std::env::var("PROPTEST_CASES").ok().and_then(|cases| cases.parse().ok()).unwrap_or(256)
-    ))]
+    #![proptest_config(support::config((support::cases(256) / 8).max(1)))]
 
     #[test]
-    fn dropping_after_any_number_of_polls_drops_everything_once(case in case()) {
-        let (gates, escaped) = run(&case, Fault::None);
-        prop_assert!(escaped.is_none());
-        gates.check_all_dropped_once();
+    fn dropping_mid_flight_on_tokio_drops_everything_exactly_once(
+        case in Case::strategy(1..=4, 0..=3, 1..=5, 0..=20)
+            .prop_map(|case| Case { items: case.items * 4, ..case }),
+        kept_closed in 0..=40usize,
+    ) {
+        drop_on_tokio(case, kept_closed);
     }
-
-    #[test]
-    fn panic_in_a_future_poll_drops_everything_once(case in case(), k in 0..24usize, first in any::<bool>()) {
-        let fault = if first { Fault::FirstPollOf(k) } else { Fault::PollOf(k) };
-        let (gates, _) = run(&case, fault);
-        gates.check_all_dropped_once();
-    }
-
-    #[test]
-    fn panic_in_the_source_drops_everything_once(case in case(), k in 0..24usize) {
-        let (gates, escaped) = run(&case, Fault::SourceAt(k));
-        // The source panics exactly when the stream asks for item k.
-        let asked = gates.pulled();
-        if escaped.is_some() {
-            prop_assert_eq!(asked, k);
-        }
-        gates.check_all_dropped_once();
-    }
-
-    #[test]
-    fn panic_in_a_future_destructor_drops_everything_once(case in case(), k in 0..24usize) {
-        let (gates, _) = run(&case, Fault::DropOf(k));
-        gates.check_all_dropped_once();
-    }
-}
-
-/// The deterministic core of the properties above, so a failure here names the
-/// exact point: the first future panics on its first poll.
-#[test]
-fn polling_after_a_panic_in_the_first_poll_panics_with_a_clear_message() {
-    let case = Case {
-        items: 3,
-        workers: 2,
-        waiting: 1,
-        window: None,
-        polls: 3,
-        choices: vec![0],
-    };
-    let (gates, escaped) = run(&case, Fault::FirstPollOf(0));
-    assert!(escaped.is_some_and(|message| message.contains("item 0")));
-    gates.check_all_dropped_once();
 }

@@ -1,156 +1,111 @@
-//! Randomized schedules with `max_wait` on, in place: after every poll the
-//! budgets hold (expired items count against `waiting` unordered, and hold their
-//! place in the window ordered), and every item appears exactly once, as its
-//! output or as an `Expired` whose future is the item's own, never polled; in
-//! input order when ordered (contract points 3 to 5 and 23).
+//! Random schedules with `max_wait` on, in both modes (contract points 23 and
+//! 24, with 3 to 5; 16 and 17 spawned): the random stepper moves the hand
+//! clock as it opens gates and polls. After every step the budgets hold:
+//! expired items held count against `waiting` unordered and hold their place
+//! in the window ordered, nothing is lost or counted twice, and no future runs
+//! that the stats do not count; at rest with items left in the source, the
+//! budgets are exactly full (taking an expired item frees a waiting place
+//! that is refilled). Every item appears exactly once, as its output or as an
+//! `Expired` that waited longer than the limit and holds the item's own
+//! future, never polled, which still runs to its output; in input order when
+//! ordered. No wake is lost. The timings agree: only the items that started
+//! have a wait, none above the limit, and every outcome handed out has a
+//! hold. Dropping the stream drops everything exactly once.
 //!
-//! The clock is a counter the schedule advances, so each case is exact. One test
-//! in this binary: the clock is a static.
+//! The clock is `support::now`, so each case replays exactly from its seed.
+//! 256 cases in place and 1024 spawned by default; `PROPTEST_CASES=N` runs N.
 
-use std::sync::LazyLock;
-use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
-use std::task::Poll;
-use std::time::{Duration, Instant};
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
-use bounded_buffered::BoundedStreamExt;
-use futures::{FutureExt, StreamExt};
+use bounded_buffered::{BoundedStreamExt, Expired};
+use futures::StreamExt;
 use proptest::prelude::*;
-use support::{Gates, Poller, counted};
-
-static BASE: LazyLock<Instant> = LazyLock::new(Instant::now);
-static NOW_MS: AtomicU64 = AtomicU64::new(0);
-
-fn now() -> Instant {
-    *BASE + Duration::from_millis(NOW_MS.load(SeqCst))
-}
+use support::{
+    Case, Gate, Gates, Got, Journal, Mode, OrderedIf, Run, Step, drive, ms, now, prop_both_modes,
+    reset_clock,
+};
 
 /// A gate that says which item it is without being polled.
 struct Tagged {
     id: usize,
-    gate: support::Gate,
+    gate: Gate,
 }
 
 impl Future for Tagged {
     type Output = usize;
 
-    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<usize> {
-        std::pin::Pin::new(&mut self.gate).poll(cx)
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
+        Pin::new(&mut self.gate).poll(cx)
     }
 }
 
-#[derive(Debug, Clone)]
-struct Case {
-    workers: usize,
-    waiting: usize,
-    window: Option<usize>,
-    limit_ms: u64,
-    items: usize,
-    /// Per step: advance the clock by `step % 4` ms, then open the
-    /// `step / 4 % count`-th started, unopened gate.
-    steps: Vec<usize>,
+fn case() -> impl Strategy<Value = (Case, u64)> {
+    (Case::strategy(1..=4, 0..=4, 1..=6, 0..=24), 0..=6u64).prop_map(|(case, limit_ms)| {
+        let max_wait = Some(ms(limit_ms));
+        (Case { max_wait, ..case }, limit_ms)
+    })
 }
 
-fn case() -> impl Strategy<Value = Case> {
-    (
-        1..=4usize,
-        0..=4usize,
-        prop::option::of(1..=6usize),
-        0..=6u64,
-        1..=20usize,
-        prop::collection::vec(any::<usize>(), 0..=60),
-    )
-        .prop_map(|(workers, waiting, window, limit_ms, items, steps)| Case {
-            workers,
-            waiting,
-            window,
-            limit_ms,
-            items,
-            steps,
-        })
-}
-
-fn run(case: &Case) {
-    NOW_MS.store(0, SeqCst);
+fn run(mode: Mode, case: Case, limit_ms: u64) {
+    reset_clock();
+    let limit = ms(limit_ms);
     let gates = Gates::new();
-    let (source, counts) = counted(
-        gates
-            .source(case.items)
-            .enumerate()
-            .map(|(id, gate)| Tagged { id, gate }),
-    );
-    let mut stream = source
+    let source = gates
+        .source(case.items)
+        .enumerate()
+        .map(|(id, gate)| Tagged { id, gate });
+    let stream = source
         .bounded(case.workers, case.waiting)
-        .max_wait(Duration::from_millis(case.limit_ms))
+        .ordered_if(case.window)
+        .max_wait(limit)
+        .timed()
         .clock(now);
-    if let Some(window) = case.window {
-        stream = stream.ordered(window);
-    }
-    let poller = Poller::new();
-    let mut seen = Vec::new();
-    let mut opened = vec![false; case.items];
-    let mut steps = case.steps.iter();
-    let mut yielded_expired = 0;
-    loop {
-        match poller.poll(&mut stream) {
-            Poll::Ready(Some(Ok(id))) => seen.push(id),
-            Poll::Ready(Some(Err(expired))) => {
-                yielded_expired += 1;
-                // The expired item's own future, never polled; it still runs to
-                // its output.
-                let tagged = expired.into_inner();
-                let id = tagged.id;
-                assert_eq!(gates.polls(id), 0, "expired item {id} was polled");
-                gates.open(id);
-                opened[id] = true;
-                assert_eq!(tagged.now_or_never(), Some(id));
-                seen.push(id);
-            }
-            Poll::Ready(None) => break,
-            Poll::Pending => {
-                let candidates: Vec<usize> = (0..case.items)
-                    .filter(|&id| gates.is_started(id) && !opened[id])
-                    .collect();
-                let step = steps.next().copied().unwrap_or(0);
-                NOW_MS.fetch_add((step % 4) as u64, SeqCst);
-                let id = candidates[step / 4 % candidates.len()];
-                opened[id] = true;
-                gates.open(id);
-            }
+    let driven = drive!(mode, stream);
+    let seen = gates.clone();
+    let read = move |outcome: Result<usize, Expired<Tagged>>| match outcome {
+        Ok(id) => {
+            assert!(seen.is_started(id), "item {id} output but never run");
+            Got::Ok(id)
         }
-        // The budgets, for the limits in force, after every poll.
-        let stats = stream.stats();
-        assert!(stats.active <= case.workers);
-        assert!(stats.waiting <= case.waiting);
-        let pulled = counts.pulled();
-        assert_eq!(
-            pulled,
-            stats.active + stats.waiting + stats.held + seen.len()
-        );
-        match case.window {
-            Some(window) => assert!(stats.active + stats.held <= window),
-            // Held outputs count against the workers, expired ones against
-            // `waiting`: together, never more alive than both budgets.
-            None => {
-                assert!(stats.active + stats.waiting + stats.held <= case.workers + case.waiting)
-            }
+        Err(expired) => {
+            let waited = expired.waited();
+            assert!(waited > limit, "expired after {waited:?}, limit {limit:?}");
+            let tagged = expired.into_inner();
+            let id = tagged.id;
+            assert_eq!(seen.polls(id), 0, "expired item {id} was polled");
+            // Its own untouched future, which still runs to its output (the
+            // schedule may have made its gate wake itself once more).
+            seen.open(id);
+            assert_eq!(futures::executor::block_on(tagged), id);
+            Got::Expired(id)
         }
-    }
-    assert_eq!(stream.stats().expired, yielded_expired);
-    let mut sorted = seen.clone();
-    sorted.sort_unstable();
-    assert_eq!(
-        sorted,
-        (0..case.items).collect::<Vec<_>>(),
-        "each item exactly once"
+    };
+    let mut run = Run::with(case.clone(), gates, Journal::default(), driven, None, read);
+    assert_eq!(run.run_to_end(), Step::Finished);
+    case.check_delivery(&run.yielded());
+
+    let (items, expired) = (
+        case.items as u64,
+        (run.yielded().len() - run.oks().len()) as u64,
     );
-    if case.window.is_some() {
-        assert_eq!(seen, sorted, "input order");
-    }
+    let stats = run.driven.stats();
+    assert_eq!(stats.expired, expired);
+    assert_eq!((stats.pulled, stats.completed), (items, items - expired));
+    assert_eq!((stats.active, stats.waiting, stats.held), (0, 0, 0));
+    let timings = run.driven.timings().expect("timed");
+    assert_eq!(timings.wait.count(), items - expired, "a wait per start");
+    assert!(timings.wait.max() <= limit, "{case:?}");
+    assert_eq!(timings.run.count(), items - expired, "a run per completion");
+    assert_eq!(timings.held.count(), items, "a hold per outcome handed out");
+    run.drop_stream_and_check();
 }
 
-proptest! {
-    #[test]
-    fn with_expiry_the_budgets_hold_and_every_item_appears_exactly_once(case in case()) {
-        run(&case);
+prop_both_modes! {
+    fn with_expiry_the_budgets_hold_and_every_item_appears_exactly_once(
+        mode,
+        (case, limit_ms) in case(),
+    ) cases(256, 1024) {
+        run(mode, case, limit_ms);
     }
 }

@@ -1,212 +1,201 @@
-//! Randomized schedules for fail fast in place (`try_bounded`): whatever the
-//! budgets, the order in which items complete and which item (or which source
-//! item) fails, the stream yields exactly the outputs the rule allows, then the
-//! error, then `None`; every pulled item is dropped exactly once by the time the
-//! error is yielded; no future is first polled after the failure was returned;
-//! nothing is pulled after a source error (contract point 21).
+//! Fail fast (`try_bounded`, contract point 21, with 16 to 20 spawned) under
+//! random schedules, in both modes: whatever the budgets, the order in which
+//! the gates are opened (here or from another thread) and the tasks polled,
+//! the consumer's pace, and which items fail (futures, or the source at one
+//! position), the stream yields exactly the outputs the rule allows for the
+//! first error (unordered: every output completed before it; ordered: the
+//! complete prefix), then that error, then `None` forever; no future is
+//! polled for the first time and nothing is pulled after the error was made
+//! (in place no future is polled at all); every pulled item is dropped
+//! exactly once (in place by the time the error is yielded, spawned once the
+//! cancelled tasks ran), before the stream itself is dropped. The budgets
+//! hold after every step, exactly (every budget full at rest) until the
+//! error.
 //!
-//! 256 cases by default; `PROPTEST_CASES=10000 cargo test --release --test
-//! verify_fail_fast` runs more.
+//! A second property drops the stream at a random step of a failing run with
+//! a random injected panic (contract points 10, 19 and 20 with 21): what the
+//! consumer saw is consistent, and everything is dropped exactly once.
+//!
+//! 256 cases per property and mode by default; `PROPTEST_CASES=N` runs N.
 
-use std::pin::Pin;
-use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
+use std::task::Poll;
 
-use bounded_buffered::BoundedStreamExt;
-use futures::stream::{self, FusedStream, StreamExt};
 use proptest::prelude::*;
-use support::{Gates, Poller, counted};
+use support::{
+    Case, Failures, Got, INJECTED, Mode, Run, Step, prop_both_modes, quiet_injected_panics,
+};
 
-#[derive(Debug, PartialEq, Eq)]
-struct Failed(usize);
-
-/// The order of events the test cares about, one ticket each.
-#[derive(Default)]
-struct Tickets {
-    next: u64,
-    /// The ticket of the latest poll of any item.
-    last_poll: u64,
-    /// Per item: whether it completed with `Ok`.
-    ok: Vec<bool>,
-    /// The ticket of the poll that returned the failing `Err`.
-    failed_at: Option<u64>,
+/// Budgets and length; `failures` picks where the run fails for each length.
+fn case(failures: impl Fn(usize) -> BoxedStrategy<Failures>) -> impl Strategy<Value = Case> {
+    Case::strategy(1..=5, 0..=4, 1..=7, 1..=24)
+        .prop_flat_map(move |case| (failures(case.items), Just(case)))
+        .prop_map(|(failures, case)| case.failing(failures))
 }
 
-/// A gate that records each poll and its completion on the tickets.
-struct Probe {
-    gate: support::Gate,
-    failing: bool,
-    tickets: Arc<Mutex<Tickets>>,
+/// One to three failing futures.
+fn future_failures(items: usize) -> BoxedStrategy<Failures> {
+    prop::collection::vec(0..items, 1..=3)
+        .prop_map(|futures| Failures::futures(&futures))
+        .boxed()
 }
 
-impl Future for Probe {
-    type Output = Result<usize, Failed>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = &mut *self;
-        {
-            let mut tickets = this.tickets.lock().unwrap();
-            let ticket = tickets.next;
-            tickets.next += 1;
-            tickets.last_poll = ticket;
-        }
-        let Poll::Ready(id) = Pin::new(&mut this.gate).poll(cx) else {
-            return Poll::Pending;
-        };
-        let mut tickets = this.tickets.lock().unwrap();
-        if this.failing {
-            let ticket = tickets.next;
-            tickets.failed_at = Some(ticket);
-            Poll::Ready(Err(Failed(id)))
-        } else {
-            tickets.ok[id] = true;
-            Poll::Ready(Ok(id))
-        }
-    }
-}
-
-#[derive(Debug, Clone)]
-struct Case {
-    workers: usize,
-    waiting: usize,
-    window: Option<usize>,
-    items: usize,
-    /// Where the failure is: a future (`false`) or the source (`true`), at this item.
-    failure: (bool, usize),
-    /// Each step opens `1 + choice % 3` gates, each the `choice % count`-th among
-    /// the started, unopened ones, so one poll may see several completions.
-    choices: Vec<usize>,
-}
-
-fn case() -> impl Strategy<Value = Case> {
-    (
-        1..=5usize,
-        0..=4usize,
-        prop::option::of(1..=7usize),
-        1..=24usize,
-    )
-        .prop_flat_map(|(workers, waiting, window, items)| {
-            (
-                Just((workers, waiting, window, items)),
-                (any::<bool>(), 0..items),
-                prop::collection::vec(any::<usize>(), 0..=items),
-            )
+/// The source fails at one position, and up to two futures may fail too.
+fn source_failures(items: usize) -> BoxedStrategy<Failures> {
+    (0..items, prop::collection::vec(0..items, 0..=2))
+        .prop_map(|(at, futures)| Failures {
+            futures,
+            source: Some(at),
         })
-        .prop_map(
-            |((workers, waiting, window, items), failure, choices)| Case {
-                workers,
-                waiting,
-                window,
-                items,
-                failure,
-                choices,
-            },
-        )
+        .boxed()
 }
 
-fn run(case: &Case) {
-    let gates = Gates::new();
-    let tickets = Arc::new(Mutex::new(Tickets {
-        ok: vec![false; case.items],
-        ..Tickets::default()
-    }));
-    let (from_source, at) = case.failure;
-    let source = stream::iter(0..case.items).map({
-        let gates = gates.clone();
-        let tickets = Arc::clone(&tickets);
-        move |id| {
-            if from_source && id == at {
-                return Err(Failed(id));
-            }
-            Ok(Probe {
-                gate: gates.gate(id),
-                failing: !from_source && id == at,
-                tickets: Arc::clone(&tickets),
-            })
-        }
-    });
-    let (source, counts) = counted(source);
-    let mut stream = source.try_bounded(case.workers, case.waiting);
-    if let Some(window) = case.window {
-        stream = stream.ordered(window);
-    }
-    let poller = Poller::new();
-    let mut yielded = Vec::new();
-    let mut opened = vec![false; case.items];
-    let mut choices = case.choices.iter();
-    let error = loop {
-        match poller.poll(&mut stream) {
-            Poll::Ready(Some(Ok(id))) => yielded.push(id),
-            Poll::Ready(Some(Err(error))) => break error,
-            Poll::Ready(None) => panic!("ended without the error: {yielded:?}"),
-            Poll::Pending => {
-                // Open one started gate; each opening wakes the stream.
-                let mut candidates: Vec<usize> = (0..case.items)
-                    .filter(|&id| gates.is_started(id) && !opened[id])
-                    .collect();
-                assert!(
-                    !candidates.is_empty(),
-                    "pending with nothing to open: a hang"
-                );
-                let choice = choices.next().copied().unwrap_or(0);
-                for _ in 0..=choice % 3 {
-                    if candidates.is_empty() {
-                        break;
-                    }
-                    let id = candidates.remove(choice % candidates.len());
-                    opened[id] = true;
-                    gates.open(id);
-                }
-            }
-        }
-    };
-    assert_eq!(error, Failed(at));
+fn run(mode: Mode, case: Case) {
+    let mut run = Run::fallible(mode, case.clone());
+    assert_eq!(run.run_to_end(), Step::Finished, "{case:?}");
 
-    // Everything pulled is dropped, exactly once, when the error is yielded.
-    let pulled = counts.pulled();
-    for id in 0..pulled.min(case.items) {
-        if !(from_source && id == at) {
-            assert_eq!(gates.drops(id), 1, "item {id} of {pulled} pulled");
-        }
+    // Outputs, then the first error made, then the end.
+    let journal = run.journal.clone();
+    let error = journal
+        .first_error()
+        .expect("an item always fails before the end");
+    assert_eq!(
+        run.got.last_chunk(),
+        Some(&[Got::Err(error), Got::End]),
+        "{case:?}"
+    );
+    assert_eq!(run.errors(), 1, "one error: {:?}", run.got);
+    case.check_yielded_before_error(&run.oks(), &journal);
+
+    // Nothing started or pulled after the error.
+    journal.check_no_start_after_error();
+    assert!(
+        !journal.polled_after_error(),
+        "a future polled after the error"
+    );
+    assert_eq!(journal.pulls_after_error(), 0, "a pull after the error");
+    if journal.source_failed_first() {
+        assert_eq!(journal.pulls(), error + 1, "pulled past the source's error");
     }
-    let stats = stream.stats();
+    // When the error was yielded nothing was left running, waiting or held;
+    // in place every pulled future was dropped already, spawned a running
+    // one goes when its task is next polled (point 21).
+    let (counts, stats) = run.at_error.expect("the error was yielded");
     assert_eq!((stats.active, stats.waiting, stats.held), (0, 0, 0));
-
-    let tickets = tickets.lock().unwrap();
-    if from_source {
-        assert_eq!(pulled, at + 1, "nothing pulled after the source's error");
-    } else {
-        // No future was polled at all after the failing poll returned.
-        let failed_at = tickets.failed_at.expect("the failing item completed");
-        assert!(
-            tickets.last_poll < failed_at,
-            "a future was polled after the error"
+    if !mode.is_spawned() {
+        assert_eq!(
+            counts.futures_dropped, counts.pulled,
+            "dropped when the error came"
         );
     }
 
-    // Exactly the outputs the rule allows came before the error.
-    if case.window.is_some() {
-        // The complete prefix: every position up to the first that did not
-        // complete with `Ok`.
-        let prefix = tickets.ok.iter().take_while(|ok| **ok).count();
-        assert_eq!(yielded, (0..prefix).collect::<Vec<_>>());
-    } else {
-        // Every `Ok` completion, each once.
-        let mut yielded = yielded.clone();
-        yielded.sort_unstable();
-        let completed: Vec<usize> = (0..case.items).filter(|&id| tickets.ok[id]).collect();
-        assert_eq!(yielded, completed);
+    // `None` forever.
+    assert!(run.driven.is_terminated());
+    assert_eq!(run.driven.size_hint(), (0, Some(0)));
+    for _ in 0..2 {
+        assert!(matches!(run.driven.poll_alone(), Poll::Ready(None)));
     }
+    assert_eq!(journal.pulls_after_error(), 0);
 
-    assert_eq!(poller.poll(&mut stream), Poll::Ready(None));
-    assert!(stream.is_terminated());
-    assert_eq!(poller.poll(&mut stream), Poll::Ready(None));
-    assert_eq!(counts.pulled(), pulled);
+    // Once the cancelled tasks ran, everything is gone already, the source
+    // too spawned (in place the stream keeps it until it is dropped).
+    run.run_tasks_out();
+    if mode.is_spawned() {
+        run.gates.check_all_dropped_once();
+    } else {
+        let counts = run.gates.counts();
+        assert_eq!(counts.futures_dropped, counts.pulled);
+        assert_eq!(counts.outputs_dropped, counts.outputs_made);
+    }
+    let stats = run.driven.stats();
+    assert_eq!((stats.active, stats.waiting, stats.held), (0, 0, 0));
+    run.drop_stream_and_check();
 }
 
-proptest! {
-    #[test]
-    fn fail_fast_yields_what_the_rule_allows_then_the_error(case in case()) {
-        run(&case);
+prop_both_modes! {
+    fn an_error_from_a_future_yields_what_the_rule_allows_then_the_error(
+        mode,
+        case in case(future_failures),
+    ) cases(256, 256) {
+        run(mode, case);
+    }
+
+    fn an_error_from_the_source_yields_what_the_rule_allows_then_the_error(
+        mode,
+        case in case(source_failures),
+    ) cases(256, 256) {
+        run(mode, case);
+    }
+}
+
+/// A case with one to two failing futures or a failing source (and maybe a
+/// failing future), and one fault (or none) at an item near or inside it.
+fn failing_and_faulty() -> impl Strategy<Value = Case> {
+    Case::strategy(1..=4, 0..=3, 1..=5, 1..=14)
+        .prop_flat_map(|case| {
+            let items = case.items;
+            let failures = (
+                prop::collection::vec(0..items, 0..=2),
+                prop::option::of(0..items),
+            )
+                .prop_filter_map("something fails", |(futures, source)| {
+                    (!futures.is_empty() || source.is_some())
+                        .then_some(Failures { futures, source })
+                });
+            (Just(case), failures, Case::faults(0..=items + 1))
+        })
+        .prop_map(|(case, failures, fault)| Case {
+            fault,
+            ..case.failing(failures)
+        })
+}
+
+/// Runs up to `steps` steps, checks what the consumer saw, then drops the
+/// stream: everything was dropped exactly once, and no task is left.
+fn drop_after(mode: Mode, case: Case, steps: usize) {
+    quiet_injected_panics();
+    let mut run = Run::fallible(mode, case.clone());
+    let mut ended = Step::Progress;
+    for _ in 0..steps {
+        ended = run.step();
+        if ended != Step::Progress {
+            break;
+        }
+    }
+    let errors = run.errors();
+    match ended {
+        Step::Finished => {
+            // Outputs, the first error made, the end.
+            let error = run.journal.first_error().expect("the error before the end");
+            assert_eq!(run.got.last_chunk(), Some(&[Got::Err(error), Got::End]));
+            assert_eq!(errors, 1);
+            case.check_yielded_before_error(&run.oks(), &run.journal);
+        }
+        Step::Panicked(message) => {
+            assert!(message.starts_with(INJECTED), "{message}");
+            assert!(run.gates.fault_fired());
+            assert_eq!(errors, 0, "a panic after the error: {:?}", run.got);
+            run.check_refuses_polls();
+        }
+        Step::Progress => {
+            assert!(errors <= 1 && !run.got.contains(&Got::End), "{:?}", run.got);
+        }
+    }
+    if case.window.is_some() {
+        let oks = run.oks();
+        assert_eq!(oks, (0..oks.len()).collect::<Vec<_>>(), "ordered output");
+    }
+    if run.driven.is_terminated() {
+        assert_eq!(run.driven.size_hint(), (0, Some(0)));
+    }
+    run.drop_stream_and_check();
+}
+
+prop_both_modes! {
+    fn dropping_at_a_random_step_of_a_failing_run_drops_everything_exactly_once(
+        mode,
+        case in failing_and_faulty(),
+        steps in 0..=300usize,
+    ) cases(256, 256) {
+        drop_after(mode, case, steps);
     }
 }

@@ -1,262 +1,102 @@
-//! Contract points 1 to 5 and 12 under randomized schedules: the budgets hold
-//! after every poll (exactly full while the stream is pending), no wake is lost
-//! and every output arrives exactly once (in input order when ordered).
+//! Contract points 1 to 5 and 12 (16 and 17 spawned) under random schedules,
+//! in both modes: after every step the budgets hold, the counts add up
+//! exactly, and a stream at rest has every budget exactly full; no wake is
+//! lost; every output arrives exactly once (in input order when ordered); a
+//! finished stream stays finished, late wakes break nothing, and dropping it
+//! drops everything exactly once.
 //!
-//! Each item is a gate the test opens in a random order, waking the gate's waker
-//! in one of several ways (on this thread, from another thread, twice, later, or
-//! again long after the item finished, or the future wakes itself once more).
-//! The consumer polls by hand with a counting waker: after `Pending` it polls
-//! again only once that waker was woken, and if nothing is left that could wake
-//! it, a wake was lost and the test fails.
+//! The random stepper (`support::Run`) opens gates and delivers their wakes
+//! on this thread or another, twice, late, again after the item finished, or
+//! lets the future wake itself once more; spawned, it also polls the worker
+//! tasks one at a time in a random order. A second property runs the spawned
+//! mode on tokio's multi-thread runtime (2 workers), with gates opened by one
+//! or two other OS threads in a random order, the budgets checked after
+//! every output.
 //!
-//! 256 cases per property by default; `PROPTEST_CASES=10000 cargo test --release
-//! --test verify_props` runs more.
+//! 256 cases per mode and 32 on tokio by default; `PROPTEST_CASES=N` runs N
+//! (N/8 on tokio).
 
-use std::task::{Context, Poll, Waker};
+use std::task::Poll;
 
-use bounded_buffered::{BoundedStreamExt, Stats};
-use futures::stream::Stream;
-use futures_test::task::new_count_waker;
+use futures::StreamExt;
 use proptest::prelude::*;
-use support::Gates;
-
-/// How the test delivers the wake of an opened gate.
-#[derive(Clone, Copy, Debug)]
-enum WakeMode {
-    /// `wake_by_ref` on the test's thread.
-    Here,
-    /// `wake` on a thread spawned for it (joined before the test goes on).
-    OtherThread,
-    /// Two wakes for one opening.
-    Twice,
-    /// The gate opens now, the wake comes at a later step of the schedule.
-    Delayed,
-    /// Woken now, and again at a later step, when the item has likely finished
-    /// and its slot may run another item.
-    AgainAfterCompletion,
-    /// Woken now; the future then wakes itself during its next poll and
-    /// completes only on the poll after that.
-    SelfWakeOnce,
-}
-
-fn wake_mode() -> impl Strategy<Value = WakeMode> {
-    prop_oneof![
-        Just(WakeMode::Here),
-        Just(WakeMode::OtherThread),
-        Just(WakeMode::Twice),
-        Just(WakeMode::Delayed),
-        Just(WakeMode::AgainAfterCompletion),
-        Just(WakeMode::SelfWakeOnce),
-    ]
-}
-
-#[derive(Debug, Clone)]
-struct Case {
-    workers: usize,
-    waiting: usize,
-    window: Option<usize>,
-    modes: Vec<WakeMode>,
-    /// Each step picks among the possible actions with `choice % count`.
-    choices: Vec<usize>,
-}
+use support::{
+    Case, HANG_LIMIT, InForce, Mode, Run, Step, assert_all_done, check_ended_on_tokio,
+    prop_both_modes, tokio_multi_thread,
+};
 
 fn case() -> impl Strategy<Value = Case> {
-    (
-        1..=5usize,
-        0..=4usize,
-        prop::option::of(1..=7usize),
-        prop::collection::vec(wake_mode(), 0..=40),
-        prop::collection::vec(any::<usize>(), 0..=120),
-    )
-        .prop_map(|(workers, waiting, window, modes, choices)| Case {
-            workers,
-            waiting,
-            window,
-            modes,
-            choices,
-        })
+    Case::strategy(1..=5, 0..=4, 1..=7, 0..=40)
 }
 
-/// Something the test can do between two polls of the stream.
-enum Action {
-    Open(usize),
-    WakeLater(Waker),
+fn random_schedule(mode: Mode, case: Case) {
+    let mut run = Run::new(mode, case.clone());
+    assert_eq!(run.run_to_end(), Step::Finished);
+    case.check_delivery(&run.yielded());
+    let stats = run.driven.stats();
+    assert_all_done(&stats, case.items);
+    case.check_peaks(&stats);
+    // Late wakes after the end reach nothing and break nothing; a finished
+    // stream stays finished.
+    run.wake_the_rest();
+    assert!(matches!(run.driven.poll(), Poll::Ready(None)));
+    assert!(run.driven.is_terminated());
+    run.drop_stream_and_check();
 }
 
-fn check_budgets(case: &Case, stats: &Stats, pulled: u64, yielded: u64) {
-    let span = case.window.unwrap_or(case.workers);
-    assert!(
-        stats.active <= case.workers,
-        "active over budget: {stats:?}"
-    );
-    assert!(
-        stats.waiting <= case.waiting,
-        "waiting over budget: {stats:?}"
-    );
-    assert!(
-        stats.active + stats.held <= span,
-        "held over budget: {stats:?}"
-    );
-    assert_eq!(
-        stats.pulled, pulled,
-        "stats disagree with the source's count"
-    );
-    // Everything pulled and not yielded is running, waiting or held: nothing
-    // vanished, and the source is never further ahead than the budgets allow.
-    let in_flight = (stats.active + stats.waiting + stats.held) as u64;
-    assert_eq!(
-        pulled - yielded,
-        in_flight,
-        "items lost or duplicated: {stats:?}"
-    );
-    assert!(
-        in_flight <= (span + case.waiting) as u64,
-        "source too far ahead: {stats:?}"
-    );
-}
-
-fn run(case: &Case) {
-    let items = case.modes.len();
-    let gates = Gates::new();
-    let mut stream = gates.source(items).bounded(case.workers, case.waiting);
-    if let Some(window) = case.window {
-        stream = stream.ordered(window);
+prop_both_modes! {
+    fn random_schedules_keep_budgets_and_deliver_every_output_once(mode, case in case())
+        cases(256, 256)
+    {
+        random_schedule(mode, case);
     }
-    let mut stream = Box::pin(stream);
+}
 
-    let (waker, woken) = new_count_waker();
-    let mut cx = Context::from_waker(&waker);
-    let mut later: Vec<Waker> = Vec::new();
-    let mut choices = case.choices.iter().copied().chain(std::iter::repeat(0));
-    let mut out = Vec::new();
-    let mut polls_without_progress = 0;
+/// Random budgets and length on tokio's multi-thread runtime; `openers` threads
+/// open the gates of pulled items in a random order while the consumer takes
+/// outputs and checks the budgets after each.
+fn on_tokio(case: Case, openers: usize) {
+    let runtime = tokio_multi_thread();
+    let (gates, stream) = case.stream();
+    let mut stream = stream.spawn_on(runtime.handle().clone());
+
+    let openers: Vec<_> = (0..openers as u64)
+        .map(|opener| support::opener(&gates, case.seed ^ opener, None))
+        .collect();
+
+    let budgets = InForce::new(case.workers, case.waiting, case.window);
+    let mut yielded = Vec::new();
     loop {
-        let before = woken.get();
-        let poll = stream.as_mut().poll_next(&mut cx);
-        let pulled_now = gates.pulled() as u64;
-        if let Poll::Ready(Some(id)) = poll {
-            out.push(id);
+        let next = runtime
+            .block_on(async { tokio::time::timeout(HANG_LIMIT, stream.next()).await })
+            .unwrap_or_else(|_| panic!("watchdog: no output for {HANG_LIMIT:?}"));
+        if let Some(output) = &next {
+            yielded.push(output.id);
         }
-        check_budgets(case, &stream.stats(), pulled_now, out.len() as u64);
-        match poll {
-            Poll::Ready(Some(_)) => {
-                polls_without_progress = 0;
-                continue;
-            }
-            Poll::Ready(None) => break,
-            Poll::Pending => {}
-        }
-        // Work-conserving: with the source not exhausted, a pending stream has
-        // every budget full (the exact boundary) and, unordered, holds nothing.
-        let stats = stream.stats();
-        if pulled_now < items as u64 {
-            let span = case.window.unwrap_or(case.workers);
-            assert_eq!(
-                stats.waiting, case.waiting,
-                "waiting budget left idle: {stats:?}"
-            );
-            assert!(
-                stats.active == case.workers || stats.active + stats.held == span,
-                "worker budget left idle: {stats:?}"
-            );
-        }
-        if case.window.is_none() {
-            assert_eq!(stats.held, 0, "pending while holding an output: {stats:?}");
-        }
-        // A wake during the poll itself (a future that woke itself, or the
-        // stream yielding after its poll budget) asks for another poll.
-        if woken.get() > before {
-            polls_without_progress += 1;
-            assert!(
-                polls_without_progress < 1_000,
-                "the stream spins without progress"
-            );
-            continue;
-        }
-        let pending_at = woken.get();
-        while woken.get() == pending_at {
-            let mut actions: Vec<Action> = gates
-                .closed_started()
-                .into_iter()
-                .map(Action::Open)
-                .collect();
-            actions.extend(later.drain(..).map(Action::WakeLater));
-            assert!(
-                !actions.is_empty(),
-                "lost wakeup: the stream is pending, its waker was not woken, and nothing is left to wake it"
-            );
-            let pick = choices.next().unwrap() % actions.len();
-            let action = actions.swap_remove(pick);
-            for rest in actions {
-                if let Action::WakeLater(waker) = rest {
-                    later.push(waker);
-                }
-            }
-            match action {
-                Action::WakeLater(waker) => waker.wake(),
-                Action::Open(id) => {
-                    if matches!(case.modes[id], WakeMode::SelfWakeOnce) {
-                        gates.self_wake_once(id);
-                    }
-                    let waker = gates
-                        .open_taking_waker(id)
-                        .expect("a started, closed gate has a waker");
-                    match case.modes[id] {
-                        WakeMode::Here | WakeMode::SelfWakeOnce => waker.wake(),
-                        WakeMode::OtherThread => {
-                            std::thread::spawn(move || waker.wake()).join().unwrap()
-                        }
-                        WakeMode::Twice => {
-                            waker.wake_by_ref();
-                            waker.wake();
-                        }
-                        WakeMode::Delayed => later.push(waker),
-                        WakeMode::AgainAfterCompletion => {
-                            waker.wake_by_ref();
-                            later.push(waker);
-                        }
-                    }
-                }
-            }
+        // Read after counting the output, so the bound is checked against the
+        // consumer's position at that moment.
+        let (stats, running) = (stream.stats(), gates.running());
+        let in_flight = gates.pulled() - yielded.len();
+        let context = format!("{case:?} {stats:?} in flight {in_flight} running {running}");
+        budgets.check(&stats, 0, running, in_flight, &context);
+        if next.is_none() {
+            break;
         }
     }
-    // Late wakes after the end reach nothing and break nothing.
-    for waker in later {
-        waker.wake();
-    }
-    assert!(
-        stream.as_mut().poll_next(&mut cx).is_ready(),
-        "a finished stream stays finished"
-    );
-
-    if case.window.is_some() {
-        assert_eq!(
-            out,
-            (0..items).collect::<Vec<_>>(),
-            "ordered output out of order"
-        );
-    } else {
-        out.sort_unstable();
-        assert_eq!(
-            out,
-            (0..items).collect::<Vec<_>>(),
-            "an output missing or repeated"
-        );
-    }
-    let stats = stream.stats();
-    assert_eq!(
-        (stats.pulled, stats.completed),
-        (items as u64, items as u64)
-    );
+    case.check_delivery(&yielded);
+    case.check_peaks(&stream.stats());
+    drop(stream);
+    check_ended_on_tokio(&runtime, &gates, openers);
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(
-        std::env::var("PROPTEST_CASES").ok().and_then(|cases| cases.parse().ok()).unwrap_or(256)
-    ))]
+    #![proptest_config(support::config((support::cases(256) / 8).max(1)))]
 
     #[test]
-    fn random_schedules_keep_budgets_and_deliver_every_output_once(case in case()) {
-        run(&case);
+    fn gates_opened_from_other_threads_on_tokio_keep_the_budgets(
+        case in case().prop_map(|case| Case { items: case.items * 8, ..case }),
+        openers in 1..=2usize,
+    ) {
+        on_tokio(case, openers);
     }
 }

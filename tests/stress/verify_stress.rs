@@ -1,51 +1,167 @@
-//! Contract points 1 and 12 under stress across threads: many items whose
-//! futures are completed on other OS threads, or run on a tokio multi-thread
-//! runtime, ordered and unordered. A lost wakeup shows as a hang, which a
-//! watchdog thread turns into a failure.
+//! Contract points 1, 2 to 5 and 12 (16 and 17 spawned) under stress across
+//! threads, in both modes, ordered and unordered: many items whose futures
+//! are completed by two other OS threads, the stream polled on
+//! `futures::executor` in place, or spawned on tokio's multi-thread runtime
+//! (2 workers) or a smol executor run by 2 threads; and in place, items that
+//! are tokio tasks with the consumer itself a task on the multi-thread
+//! runtime. Every output arrives exactly once (in input order when ordered),
+//! the budgets hold throughout, and (spawned) every task ends once the stream
+//! is dropped. A lost wakeup shows as a hang, which a watchdog thread turns
+//! into a failure.
 //!
-//! `BB_STRESS_ITEMS` sets the number of items per test (default 100 000, which
-//! keeps the debug `cargo test` quick); the release run of the verification
-//! script uses 1 000 000. `BB_STRESS_STALL_SECS` (default 30) is how long the
-//! watchdog waits for the next sign of progress before it fails the test.
+//! `BB_STRESS_ITEMS` sets the number of items per test (default 100 000,
+//! which keeps the debug `cargo test` quick; the release run of the
+//! verification script uses 1 000 000). `BB_STRESS_STALL_SECS` (default 30)
+//! is how long the watchdog waits for the next sign of progress before it
+//! fails the test.
 
-use bounded_buffered::BoundedStreamExt;
-use futures::stream::{self, StreamExt};
-use support::stress::{Completers, each_exactly_once, items, stall_watchdog};
-use support::tokio_multi_thread;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, mpsc};
+use std::thread;
+use std::time::Duration;
 
-/// Items are oneshot receivers; completer threads send the values, so every
-/// wake comes from another OS thread, racing the consumer's polls and parks.
-fn completed_on_os_threads(ordered: bool) {
-    let name = if ordered {
-        "os threads, ordered"
-    } else {
-        "os threads, unordered"
-    };
-    let watchdog = stall_watchdog(name);
-    let items = items();
-    let completers = Completers::start();
-    let outputs = completers.source(items, false).bounded(8, 16);
-    let tick = |_: &_| watchdog.tick();
-    if ordered {
-        let mut outputs = outputs.ordered(32);
-        futures::executor::block_on(each_exactly_once(&mut outputs, items, true, 10_000, tick));
-    } else {
-        let mut outputs = outputs;
-        futures::executor::block_on(each_exactly_once(&mut outputs, items, false, 10_000, tick));
+use bounded_buffered::{BoundedBuffered, BoundedStreamExt};
+use futures::channel::oneshot;
+use futures::stream::{self, Stream, StreamExt};
+use support::{Observe, OrderedIf, SmolPool, Watchdog, eventually, tokio_multi_thread, yield_now};
+
+const WORKERS: usize = 8;
+const WAITING: usize = 16;
+const WINDOW: usize = 32;
+
+fn env_or(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The stress tests run one at a time: each wants the machine's cores, and a
+/// test starved by another would only be slower, but its watchdog less useful.
+/// Each gets its item count, and a watchdog that fails the binary when no
+/// output came for `BB_STRESS_STALL_SECS`: a lost wakeup hangs the stream.
+fn exclusive(name: &'static str) -> (MutexGuard<'static, ()>, u64, Watchdog) {
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+    let one = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
+    let limit = Duration::from_secs(env_or("BB_STRESS_STALL_SECS", 30));
+    (
+        one,
+        env_or("BB_STRESS_ITEMS", 100_000),
+        Watchdog::with_limit(name, limit),
+    )
+}
+
+/// Two OS threads that complete the futures: each item sends its oneshot sender
+/// to one of them when it is pulled, so the completion races the first poll,
+/// and every wake comes from a thread the executor does not own.
+struct Completers {
+    requests: Vec<mpsc::Sender<(u64, oneshot::Sender<u64>)>>,
+    threads: Vec<thread::JoinHandle<()>>,
+}
+
+impl Completers {
+    fn start() -> Self {
+        let (requests, threads) = (0..2)
+            .map(|_| {
+                let (requests, incoming) = mpsc::channel::<(u64, oneshot::Sender<u64>)>();
+                let thread = thread::spawn(move || {
+                    for (id, sender) in incoming {
+                        let _ = sender.send(id);
+                    }
+                });
+                (requests, thread)
+            })
+            .unzip();
+        Self { requests, threads }
     }
+
+    /// `items` futures, each completed by a completer thread, every third
+    /// after one yield (so some are polled before and some after their
+    /// completion), under the budgets; ordered if `ordered`.
+    fn stream(
+        &self,
+        items: u64,
+        ordered: bool,
+    ) -> BoundedBuffered<
+        impl Stream<Item = impl Future<Output = u64> + Send + use<>> + Send + Unpin + use<>,
+    > {
+        let requests = self.requests.clone();
+        let source = stream::iter(0..items).map(move |id| {
+            let (sender, receiver) = oneshot::channel();
+            requests[id as usize % requests.len()]
+                .send((id, sender))
+                .expect("a completer thread stopped");
+            async move {
+                if id % 3 == 0 {
+                    yield_now().await;
+                }
+                receiver.await.expect("a completer dropped a sender")
+            }
+        });
+        let window = ordered.then_some(WINDOW);
+        source.bounded(WORKERS, WAITING).ordered_if(window)
+    }
+
+    fn stop(self) {
+        drop(self.requests);
+        for thread in self.threads {
+            thread.join().unwrap();
+        }
+    }
+}
+
+/// Drains `outputs`, checking that each of `0..items` arrives exactly once (in
+/// order when `ordered`) and, every 1000 outputs, that the budgets hold (and
+/// ticking the watchdog); at the end, the totals and the peaks.
+async fn check_outputs<S: Observe<u64> + Unpin>(
+    outputs: &mut S,
+    items: u64,
+    ordered: bool,
+    watchdog: &Watchdog,
+) {
+    let span = if ordered { WINDOW } else { WORKERS };
+    let mut seen = vec![false; items as usize];
+    let mut count = 0u64;
+    while let Some(id) = outputs.next().await {
+        if ordered {
+            assert_eq!(id, count, "ordered output out of order");
+        }
+        assert!(
+            !std::mem::replace(&mut seen[id as usize], true),
+            "output {id} twice"
+        );
+        count += 1;
+        if count % 1_000 == 0 {
+            let stats = outputs.stats();
+            assert!(stats.active <= WORKERS, "{stats:?}");
+            assert!(stats.waiting <= WAITING, "{stats:?}");
+            assert!(stats.active + stats.held <= span, "{stats:?}");
+            watchdog.tick();
+        }
+    }
+    assert_eq!(count, items, "outputs missing");
+    let stats = outputs.stats();
+    assert_eq!((stats.pulled, stats.completed), (items, items));
+    assert!(stats.peak_active <= WORKERS, "{stats:?}");
+    assert!(stats.peak_waiting <= WAITING, "{stats:?}");
+    assert!(stats.peak_held <= span, "{stats:?}");
+}
+
+/// In place: every wake comes from another OS thread, racing the consumer's
+/// polls and parks.
+fn in_place_on_os_threads(name: &'static str, ordered: bool) {
+    let (_one, items, watchdog) = exclusive(name);
+    let completers = Completers::start();
+    let mut outputs = completers.stream(items, ordered);
+    futures::executor::block_on(check_outputs(&mut outputs, items, ordered, &watchdog));
+    drop(outputs); // it holds the completers' channels
     completers.stop();
 }
 
-/// Items are tasks spawned on a multi-thread runtime, and the consumer is itself
-/// a task there, so it moves between worker threads and re-registers its waker.
-fn completed_on_tokio_workers(ordered: bool) {
-    let name = if ordered {
-        "tokio, ordered"
-    } else {
-        "tokio, unordered"
-    };
-    let watchdog = stall_watchdog(name);
-    let items = items();
+/// In place, items that are tasks spawned on a multi-thread runtime, and the
+/// consumer itself a task there, so it moves between worker threads and
+/// re-registers its waker.
+fn in_place_on_tokio_workers(name: &'static str, ordered: bool) {
+    let (_one, items, watchdog) = exclusive(name);
     let runtime = tokio_multi_thread();
     let consumer = runtime.spawn(async move {
         let source = stream::iter(0..items).map(|id| {
@@ -58,34 +174,75 @@ fn completed_on_tokio_workers(ordered: bool) {
             });
             async move { task.await.expect("task panicked") }
         });
-        let outputs = source.bounded(8, 16);
-        let tick = |_: &_| watchdog.tick();
-        if ordered {
-            let mut outputs = outputs.ordered(32);
-            each_exactly_once(&mut outputs, items, true, 10_000, tick).await;
-        } else {
-            let mut outputs = outputs;
-            each_exactly_once(&mut outputs, items, false, 10_000, tick).await;
-        }
+        let window = ordered.then_some(WINDOW);
+        let mut outputs = source.bounded(WORKERS, WAITING).ordered_if(window);
+        check_outputs(&mut outputs, items, ordered, &watchdog).await;
     });
     runtime.block_on(consumer).unwrap();
 }
+
+fn spawned_on_tokio(name: &'static str, ordered: bool) {
+    let (_one, items, watchdog) = exclusive(name);
+    let completers = Completers::start();
+    let runtime = tokio_multi_thread();
+    let stream = completers.stream(items, ordered);
+    let mut outputs = stream.spawn_on(runtime.handle().clone());
+    runtime.block_on(check_outputs(&mut outputs, items, ordered, &watchdog));
+    drop(outputs);
+    let metrics = runtime.metrics();
+    eventually("every task to end", || metrics.num_alive_tasks() == 0);
+    completers.stop();
+}
+
+fn spawned_on_smol(name: &'static str, ordered: bool) {
+    let (_one, items, watchdog) = exclusive(name);
+    let completers = Completers::start();
+    let pool = SmolPool::new(2);
+    let stream = completers.stream(items, ordered);
+    let mut outputs = stream.spawn_on(Arc::clone(&pool.executor));
+    smol::block_on(check_outputs(&mut outputs, items, ordered, &watchdog));
+    drop(outputs);
+    eventually("every task to end", || pool.executor.is_empty());
+    drop(pool);
+    completers.stop();
+}
+
 #[test]
 fn futures_completed_on_os_threads_unordered_all_arrive() {
-    completed_on_os_threads(false);
+    in_place_on_os_threads("os threads, unordered", false);
 }
 
 #[test]
 fn futures_completed_on_os_threads_ordered_all_arrive_in_order() {
-    completed_on_os_threads(true);
+    in_place_on_os_threads("os threads, ordered", true);
 }
 
 #[test]
 fn futures_on_tokio_worker_threads_unordered_all_arrive() {
-    completed_on_tokio_workers(false);
+    in_place_on_tokio_workers("tokio workers, unordered", false);
 }
 
 #[test]
 fn futures_on_tokio_worker_threads_ordered_all_arrive_in_order() {
-    completed_on_tokio_workers(true);
+    in_place_on_tokio_workers("tokio workers, ordered", true);
+}
+
+#[test]
+fn unordered_on_tokio_multi_thread_with_futures_completed_on_os_threads() {
+    spawned_on_tokio("spawned on tokio, unordered", false);
+}
+
+#[test]
+fn ordered_on_tokio_multi_thread_with_futures_completed_on_os_threads() {
+    spawned_on_tokio("spawned on tokio, ordered", true);
+}
+
+#[test]
+fn unordered_on_smol_executor_with_futures_completed_on_os_threads() {
+    spawned_on_smol("spawned on smol, unordered", false);
+}
+
+#[test]
+fn ordered_on_smol_executor_with_futures_completed_on_os_threads() {
+    spawned_on_smol("spawned on smol, ordered", true);
 }

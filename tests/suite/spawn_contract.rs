@@ -21,9 +21,36 @@ use std::thread;
 use bounded_buffered::BoundedStreamExt;
 use futures::stream::{self, Stream};
 use support::{
-    Failures, Fault, Gates, Got, INJECTED, POLLED_AFTER_ESCAPE, POLLED_AFTER_PANIC, StepExecutor,
-    TryCase, caught, drain, poll_got, poll_once, quiet_injected_panics,
+    Case, Failures, Fault, Gates, Got, INJECTED, Journal, POLLED_AFTER_ESCAPE, POLLED_AFTER_PANIC,
+    StepExecutor, caught, poll_once, quiet_injected_panics,
 };
+
+/// One poll of a fail-fast stream, as the tests compare it.
+fn poll_got<S: Stream<Item = support::TryOutput> + Unpin>(stream: &mut S) -> Got {
+    Got::of(poll_once(stream))
+}
+
+/// Polls a spawned fail-fast stream to its end, running the tasks whenever it
+/// is pending; fails on a hang (pending, and no task to run).
+fn drain<S: Stream<Item = support::TryOutput> + Unpin>(
+    stream: &mut S,
+    executor: &mut StepExecutor,
+) -> Vec<Got> {
+    let mut got = Vec::new();
+    loop {
+        match poll_got(stream) {
+            Got::Pending => {
+                assert!(executor.has_ready(), "hang: pending and no task to run");
+                executor.run_until_stalled();
+            }
+            end @ Got::End => {
+                got.push(end);
+                return got;
+            }
+            other => got.push(other),
+        }
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
@@ -349,9 +376,10 @@ fn step_to_the_refill<S: Stream + Unpin>(
 fn an_error_that_a_refill_pulls_keeps_the_item_its_task_took_from_ever_starting() {
     for window in [None, Some(2)] {
         // `[Ok(0), Ok(1), Err]`, futures that never complete.
-        let case = TryCase::new(2, 0, window, 3).failing(Failures::source_at(2));
+        let case = Case::new(2, 0, window, 3).failing(Failures::source_at(2));
         let mut executor = StepExecutor::new();
-        let (gates, journal, mut stream) = case.spawn_on(executor.spawner());
+        let (gates, journal) = (Gates::new(), Journal::default());
+        let mut stream = case.fallible(&gates, &journal).spawn_on(executor.spawner());
         let limits = stream.limits();
         step_to_the_refill(&mut stream, &mut executor, &limits, &gates);
         // Task 0 pulls the error: it cancels the stream, and task 0 does not
@@ -376,9 +404,9 @@ fn an_error_that_a_refill_pulls_keeps_the_item_its_task_took_from_ever_starting(
 #[test]
 fn in_place_an_error_pulled_ahead_starts_nothing_after_it() {
     for window in [None, Some(2)] {
-        let case = TryCase::new(2, 0, window, 3).failing(Failures::source_at(2));
-        let (gates, journal) = (Gates::new(), support::Journal::default());
-        let mut stream = case.in_place(&gates, &journal);
+        let case = Case::new(2, 0, window, 3).failing(Failures::source_at(2));
+        let (gates, journal) = (Gates::new(), Journal::default());
+        let mut stream = case.fallible(&gates, &journal);
         let limits = stream.limits();
         assert_eq!(poll_got(&mut stream), Got::Pending);
         assert_eq!(gates.polls_of(2), [1, 1], "items 0 and 1 started");

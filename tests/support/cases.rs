@@ -20,3 +20,37 @@ pub fn config(default: u32) -> Config {
         ..Config::default()
     }
 }
+
+/// A property written once, run in both modes: `prop_both_modes! { fn
+/// name(mode, case in strategy) cases(256, 256) { .. } }` makes a module
+/// `name` with the proptests `in_place` and `spawned`, each running the body
+/// with `mode` set, for [`cases`] of its own default (the first figure in
+/// place, the second spawned).
+#[macro_export]
+macro_rules! prop_both_modes {
+    (@one $test:ident, $mode:ident = $value:ident, $cases:expr, ($($arg:pat in $strategy:expr),+) $body:block) => {
+        proptest::proptest! {
+            #![proptest_config($crate::config($cases))]
+
+            #[test]
+            fn $test($($arg in $strategy),+) {
+                let $mode = $crate::Mode::$value;
+                $body
+            }
+        }
+    };
+    ($(
+        $(#[$meta:meta])*
+        fn $name:ident($mode:ident $(, $arg:pat in $strategy:expr)+ $(,)?)
+            cases($in_place:expr, $spawned:expr) $body:block
+    )*) => {$(
+        $(#[$meta])*
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            $crate::prop_both_modes!(@one in_place, $mode = InPlace, $in_place, ($($arg in $strategy),+) $body);
+            $crate::prop_both_modes!(@one spawned, $mode = Spawned, $spawned, ($($arg in $strategy),+) $body);
+        }
+    )*};
+}

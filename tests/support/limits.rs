@@ -1,6 +1,7 @@
-//! Limit changes for the property tests of contract point 25, in place and
-//! spawned: what a change is, how one is made through a `Limits` handle, and
-//! the limits in force that the test checks the stream against.
+//! Limit changes for the property tests of contract point 25, and the limits
+//! in force that the random stepper (`schedule`) checks a stream against:
+//! what a change is, how one is made through a `Limits` handle, and what the
+//! budgets allow (points 2 to 5; with expired items held, point 23).
 
 use std::ops::RangeInclusive;
 
@@ -58,15 +59,66 @@ impl InForce {
         }
     }
 
-    /// How many items may be running or held: the window, else the workers.
-    pub fn span(&self) -> usize {
-        self.window.unwrap_or(self.workers)
+    /// How many items may be running or held: the window, else the workers;
+    /// and how many of the held are expired items that keep a waiting place
+    /// instead (unordered: an untaken output keeps its worker, an expired
+    /// item its place in the queue; ordered, both hold their place in the
+    /// window).
+    fn span(&self, held_expired: usize) -> (usize, usize) {
+        match self.window {
+            Some(window) => (window, 0),
+            None => (self.workers, held_expired),
+        }
     }
 
-    pub fn within(&self, stats: &Stats) -> bool {
+    pub fn within(&self, stats: &Stats, held_expired: usize) -> bool {
+        let (span, queued) = self.span(held_expired);
         stats.active <= self.workers
-            && stats.waiting <= self.waiting
-            && stats.active + stats.held <= self.span()
+            && stats.waiting + queued <= self.waiting
+            && stats.active + stats.held - queued <= span
+    }
+
+    /// Every budget holds: the workers, the queue, the held outputs, the
+    /// futures actually running, and how far the source is ahead of the
+    /// consumer (`in_flight`: pulled and not yielded).
+    pub fn check(
+        &self,
+        stats: &Stats,
+        held_expired: usize,
+        running: usize,
+        in_flight: usize,
+        context: &str,
+    ) {
+        let (span, queued) = self.span(held_expired);
+        let checks = [
+            (self.within(stats, held_expired), "over budget"),
+            (
+                running <= self.workers.min(span),
+                "futures running over budget",
+            ),
+            (
+                running + stats.held - queued <= span,
+                "running and held over budget",
+            ),
+            (in_flight <= span + self.waiting, "source too far ahead"),
+        ];
+        for (holds, what) in checks {
+            assert!(holds, "{what}: {context}");
+        }
+    }
+
+    /// Every budget is exactly full: the workers or the window, and the
+    /// queue (unless `no_puller`: nothing there to pull ahead).
+    pub fn check_full(&self, stats: &Stats, held_expired: usize, no_puller: bool, context: &str) {
+        let (span, queued) = self.span(held_expired);
+        assert!(
+            stats.active == self.workers || stats.active + stats.held - queued == span,
+            "worker budget left idle: {context}"
+        );
+        assert!(
+            no_puller || stats.waiting + queued == self.waiting,
+            "waiting budget left idle: {context}"
+        );
     }
 
     /// Records `change`.

@@ -11,9 +11,9 @@
 //! - `yielding`: futures that need several polls.
 //! - `executors`: tokio's runtimes, a smol pool, a step-by-step executor.
 //! - `mode`: one test body, both modes (`both_modes!`, `drive!`, `Driven`).
-//! - `schedule`: a spawned stream stepped at random, budgets checked each step.
+//! - `schedule`: a stream in either mode stepped at random, budgets checked
+//!   after each step.
 //! - `limits`: limit changes and the limits in force, for property tests.
-//! - `stress`: item counts, completer threads, the exactly-once tally.
 //! - `adaptive`: a scripted controller (`.adaptive(...)`).
 //! - `cases`: how many cases a property test runs.
 //! - `fail_fast`: fallible sources and futures (`try_bounded`).
@@ -37,7 +37,6 @@ mod rng;
 mod schedule;
 mod source;
 mod stats;
-pub mod stress;
 mod watchdog;
 mod yielding;
 
@@ -55,7 +54,9 @@ pub use mode::{Driven, Mode, Observe};
 pub use panic::{INJECTED, POLLED_AFTER_ESCAPE, POLLED_AFTER_PANIC, caught, quiet_injected_panics};
 pub use poller::{Poller, poll_once};
 pub use rng::Rng;
-pub use schedule::{Case, OrderedIf, Run, Step};
+pub use schedule::{
+    Case, Got, OrderedIf, Run, Step, check_ended_on_tokio, drop_before_tasks, opener,
+};
 pub use source::{Counted, FedSource, Feed, counted, fed_source};
 pub use stats::{assert_all_done, fresh_stats};
 pub use watchdog::{HANG_LIMIT, Watchdog, eventually};
