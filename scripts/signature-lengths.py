@@ -24,6 +24,13 @@ import os
 import re
 import sys
 
+# The item wrappers `Keyed` and `Weighted` are futures around the caller's
+# future: they must pin-project it, which safe Rust gets only from a
+# pin-projection macro, and rustdoc shows the `Unpin` impl that macro writes.
+# (The streams box their source instead, once per stream; a wrapper made per
+# item cannot.) Listed, not failed.
+KNOWN = re.compile(r"Unpin for (Keyed|Weighted)<")
+
 FORBIDDEN = [
     (re.compile(r"as (Policy|Clocking|Expiry|Run|Admission|Shedding)\b"), "a projection through an internal trait"),
     (re.compile(r"__Origin|PinnedFieldsOf"), "pin-project internals"),
@@ -116,6 +123,9 @@ def main():
             failures.append(f"{len(text)} characters (limit {limit}) in {page}: {text}")
         for pattern, what in FORBIDDEN:
             if pattern.search(text):
+                if KNOWN.search(text):
+                    print(f"  known: {what} in {page}: {text}")
+                    continue
                 failures.append(f"{what} in {page}: {text}")
     if limit is not None:
         for failure in failures:

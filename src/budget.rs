@@ -79,4 +79,21 @@ impl Budgets {
         };
         queued < self.waiting
     }
+
+    /// [`Budgets::may_queue`] for a stream with keys, weights or shedding,
+    /// whose every item is pulled into a waiting place (see
+    /// [`crate::admission`]): it has at least one, even with `waiting == 0`,
+    /// or it could never pull. So with every future blocked its source has
+    /// advanced exactly `active + max(waiting, 1)` items ahead of the consumer,
+    /// `active` below `workers` only while the waiting items may not start (a
+    /// key at its limit, a weight that does not fit).
+    #[inline]
+    pub(crate) fn may_queue_seated(&self, queued: usize, expired: usize) -> bool {
+        let queued = if self.window.is_some() {
+            queued
+        } else {
+            queued + expired
+        };
+        queued < self.waiting.max(1)
+    }
 }

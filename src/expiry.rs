@@ -89,37 +89,63 @@ impl<F> fmt::Display for Expired<F> {
 
 impl<F> Error for Expired<F> {}
 
-mod sealed {
+pub(crate) mod sealed {
     pub trait Sealed {}
 }
 
 /// What a stream hands back for an item it did not start: nothing (the
-/// default, [`Infallible`]: every item runs) or an [`Expired`] item (made by
-/// [`max_wait`](crate::BoundedBuffered::max_wait)). The stream's third type
-/// parameter, so its type says what may come back: `BoundedBuffered<St,
-/// Clocked, Expired<St::Item>>` yields `Result<T, Expired<St::Item>>`.
+/// default, [`Infallible`]: every item runs), an [`Expired`] item (made by
+/// [`max_wait`](crate::BoundedBuffered::max_wait)), a [`Rejected`] one (made
+/// by [`shed`](crate::BoundedBuffered::shed)), or either, as a [`NotRun`] (both
+/// set). The stream's third type parameter, so its type says what may come
+/// back: `BoundedBuffered<St, Clocked, Expired<St::Item>>` yields `Result<T,
+/// Expired<St::Item>>`.
 ///
 /// Part of the stream's type; you never implement or call it.
+///
+/// [`Rejected`]: crate::Rejected
+/// [`NotRun`]: crate::NotRun
 pub trait Unstarted<F>: sealed::Sealed + Sized {
-    /// Whether an item may come back unstarted at all: with `false`, every
-    /// branch on it compiles away.
+    /// Whether an item may expire at all: with `false`, every branch on it
+    /// compiles away.
     #[doc(hidden)]
     const EXPIRES: bool;
+    /// Whether an item may be rejected (shed) at all.
+    #[doc(hidden)]
+    const REJECTS: bool;
 
     /// An item that expired at pickup, as this type holds it; handed back if
     /// it cannot hold one (never asked: only a stream that may expire has a
     /// `max_wait`).
     #[doc(hidden)]
     fn expired(expired: Expired<F>) -> Result<Self, Expired<F>>;
+
+    /// An item that was shed, as this type holds it; handed back if it cannot
+    /// hold one (never asked: only a stream that may reject sheds).
+    #[doc(hidden)]
+    fn rejected(rejected: crate::Rejected<F>) -> Result<Self, crate::Rejected<F>>;
+
+    /// Whether this is a rejection (else an expiry).
+    #[doc(hidden)]
+    fn is_rejected(&self) -> bool;
 }
 
 impl sealed::Sealed for Infallible {}
 
 impl<F> Unstarted<F> for Infallible {
     const EXPIRES: bool = false;
+    const REJECTS: bool = false;
 
     fn expired(expired: Expired<F>) -> Result<Self, Expired<F>> {
         Err(expired)
+    }
+
+    fn rejected(rejected: crate::Rejected<F>) -> Result<Self, crate::Rejected<F>> {
+        Err(rejected)
+    }
+
+    fn is_rejected(&self) -> bool {
+        match *self {}
     }
 }
 
@@ -127,9 +153,18 @@ impl<F> sealed::Sealed for Expired<F> {}
 
 impl<F> Unstarted<F> for Expired<F> {
     const EXPIRES: bool = true;
+    const REJECTS: bool = false;
 
     fn expired(expired: Expired<F>) -> Result<Self, Expired<F>> {
         Ok(expired)
+    }
+
+    fn rejected(rejected: crate::Rejected<F>) -> Result<Self, crate::Rejected<F>> {
+        Err(rejected)
+    }
+
+    fn is_rejected(&self) -> bool {
+        false
     }
 }
 

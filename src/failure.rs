@@ -60,6 +60,10 @@ pub(crate) trait Policy<S> {
     /// A waiting item around the caller's future (the inverse of `into_source`).
     fn from_source(future: Self::Source) -> Self::Future;
 
+    /// The caller's future inside a waiting or running item, for the rules
+    /// that read its key or weight.
+    fn source_ref(future: &Self::Future) -> &Self::Source;
+
     /// An output, as the stream yields it.
     fn ok<O>(output: O) -> Self::Item<O>;
 
@@ -105,6 +109,11 @@ impl<S: FutureStream> Policy<S> for Outputs {
 
     #[inline(always)]
     fn from_source(future: S::Item) -> S::Item {
+        future
+    }
+
+    #[inline(always)]
+    fn source_ref(future: &S::Item) -> &S::Item {
         future
     }
 
@@ -155,6 +164,11 @@ impl<S: TryFutureStream> Policy<S> for FailFast {
 
     fn from_source(future: S::Ok) -> TryRun<S::Ok> {
         TryRun { future }
+    }
+
+    #[inline(always)]
+    fn source_ref(future: &TryRun<S::Ok>) -> &S::Ok {
+        &future.future
     }
 
     #[inline(always)]

@@ -54,6 +54,16 @@ impl<T> Held<T> {
         self.len
     }
 
+    /// Ordered: the input position of the oldest output not yet handed out
+    /// (the window runs from it). Unordered: 0.
+    #[inline]
+    pub(crate) fn front(&self) -> u64 {
+        match &self.order {
+            Order::Unordered(_) => 0,
+            Order::Ordered { front, .. } => *front,
+        }
+    }
+
     /// Reserves an entry for an item about to start and returns its position
     /// (unordered, positions are not needed: always 0).
     #[inline]

@@ -75,3 +75,31 @@ pub trait TryFutureStream: TryStream<Ok: TryFuture<Error = <Self as TryStream>::
 
 #[diagnostic::do_not_recommend]
 impl<S> TryFutureStream for S where S: TryStream<Ok: TryFuture<Error = <S as TryStream>::Error>> {}
+
+/// A [`FutureStream`] that [`spawn_on`](crate::BoundedBuffered::spawn_on) can
+/// move to its worker tasks: the source, its futures and their outputs are
+/// `Send`, and the source owns what it captures (`'static`). Implemented for
+/// every such stream; what `Spawnable` asks of a `bounded` stream's source.
+pub trait SendFutureStream:
+    FutureStream<Item: Future<Output: Send> + Send> + Send + 'static
+{
+}
+
+impl<S> SendFutureStream for S where
+    S: FutureStream<Item: Future<Output: Send> + Send> + Send + 'static
+{
+}
+
+/// A [`TryFutureStream`] that [`spawn_on`](crate::TryBoundedBuffered::spawn_on)
+/// can move to its worker tasks: the source, its futures, their outputs and
+/// the error are `Send`, and the source owns what it captures (`'static`).
+/// What `Spawnable` asks of a `try_bounded` stream's source.
+pub trait SendTryFutureStream:
+    TryFutureStream<Ok: TryFuture<Ok: Send> + Send, Error: Send> + Send + 'static
+{
+}
+
+impl<S> SendTryFutureStream for S where
+    S: TryFutureStream<Ok: TryFuture<Ok: Send> + Send, Error: Send> + Send + 'static
+{
+}

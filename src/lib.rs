@@ -534,6 +534,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod adaptive;
+mod admission;
 mod aimd;
 mod bounded;
 mod budget;
@@ -544,6 +545,7 @@ mod held;
 mod index_queue;
 mod items;
 mod limits;
+mod shed;
 mod slots;
 mod spawn;
 mod stats;
@@ -554,12 +556,16 @@ mod timings;
 mod wake;
 
 pub use crate::adaptive::{Controller, Sample};
+pub use crate::admission::{
+    KeyOf, KeyRule, Keyed, PerKey, Unkeyed, Unweighted, WeightOf, WeightRule, Weighted, Weights,
+};
 pub use crate::aimd::{Aimd, Decision, History};
 pub use crate::bounded::{BoundedBuffered, TryBoundedBuffered};
 pub use crate::clock::{Clocked, Clocking, Untimed};
 pub use crate::expiry::{Expired, Unstarted};
-pub use crate::items::{FutureStream, TryFutureStream};
+pub use crate::items::{FutureStream, SendFutureStream, SendTryFutureStream, TryFutureStream};
 pub use crate::limits::Limits;
+pub use crate::shed::{NotRun, Rejected, Shed};
 #[cfg(feature = "smol")]
 pub use crate::spawn::SmolGlobal;
 pub use crate::spawn::{Spawnable, Spawned, Spawner};

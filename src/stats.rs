@@ -61,6 +61,26 @@ pub struct Stats {
     /// starts, and a consumer waiting for an output that needs a start waits
     /// until the limit is raised again.
     pub paused: bool,
+    /// Items handed back by [`shed`](crate::BoundedBuffered::shed) so far.
+    pub rejected: u64,
+    /// With [`per_key`](crate::BoundedBuffered::per_key): keys with an item
+    /// running now.
+    pub keys_running: usize,
+    /// With `per_key`: waiting items whose key is at its limit now (the
+    /// others wait for a worker).
+    pub blocked_by_key: usize,
+    /// With weight budgets
+    /// ([`max_running_weight`](crate::BoundedBuffered::max_running_weight)):
+    /// the weight of the items running now, each counted at most the budget.
+    pub running_weight: u64,
+    /// With weight budgets
+    /// ([`max_waiting_weight`](crate::BoundedBuffered::max_waiting_weight)):
+    /// the weight of the items waiting now, each counted at most the budget.
+    pub waiting_weight: u64,
+    /// The largest `running_weight` so far.
+    pub peak_running_weight: u64,
+    /// The largest `waiting_weight` so far.
+    pub peak_waiting_weight: u64,
 }
 
 /// The stream's `size_hint` (contract point 15), for both modes: what is in

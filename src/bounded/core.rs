@@ -12,12 +12,14 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use crate::adaptive::{Adjust, Controller};
+use crate::admission::{Admission, Admits, Unkeyed, Unweighted};
 use crate::budget::Budgets;
 use crate::clock::{Clocked, Clocking, Stamped, Untimed};
 use crate::expiry::{Expired, Unstarted};
 use crate::failure::Policy;
 use crate::held::Held;
 use crate::limits::{self, Limits, Signal};
+use crate::shed::{self, Rejected, Shed};
 use crate::slots::Slots;
 use crate::stats::{self, Stats};
 use crate::timings::Timings;
@@ -38,7 +40,7 @@ pub(crate) type Settled<S, P, N> = <P as Policy<S>>::Item<Outcome<S, P, N>>;
 
 /// A never-polled stream taken apart by [`Core::into_parts`]: what another
 /// driver (the spawned mode) needs to carry on exactly where it was.
-pub(crate) struct Parts<S, P: Policy<S>, K> {
+pub(crate) struct Parts<S, P: Policy<S>, K, A> {
     pub(crate) source: Pin<Box<S>>,
     /// The budgets, with any change a [`Limits`] handle made already applied.
     pub(crate) budgets: Budgets,
@@ -50,14 +52,27 @@ pub(crate) struct Parts<S, P: Policy<S>, K> {
     pub(crate) clock: K,
     /// The adaptive controller, if any.
     pub(crate) adaptive: Adjust<Output<S, P>>,
+    /// The key and weight rules.
+    pub(crate) admission: A,
+    /// Which item a shedding stream hands back.
+    pub(crate) shed: Shed,
 }
 
 /// What a future returns, before the policy settles it.
 pub(crate) type Output<S, P> = <<P as Policy<S>>::Future as Future>::Output;
 
+/// A running future, with when it started and its admission ticket.
+type Running<S, P, K, A> = Stamped<
+    (
+        <K as Clocking>::Stamp,
+        <A as Admits<<P as Policy<S>>::Source>>::Ticket,
+    ),
+    <P as Policy<S>>::Future,
+>;
+
 /// Everything but the source: none of it is pinned (running futures sit in their
 /// own pinned boxes), so the driving code is plain `&mut self` methods.
-pub(crate) struct Core<S, P: Policy<S>, K: Clocking, N> {
+pub(crate) struct Core<S, P: Policy<S>, K: Clocking, N, A: Admits<P::Source>> {
     budgets: Budgets,
     phase: Phase,
     /// Why the source may not be pulled now: the `SOURCE_*` flags, 0 if it may.
@@ -66,7 +81,13 @@ pub(crate) struct Core<S, P: Policy<S>, K: Clocking, N> {
     source: AtomicU8,
     /// Items pulled and not yet started, each with the time it was pulled.
     waiting: VecDeque<(K::Stamp, P::Future)>,
-    slots: Slots<Stamped<K::Stamp, P::Future>>,
+    /// The input positions of the waiting items, side by side with them,
+    /// when an ordered stream takes them at the pull ([`Core::seated`]): an
+    /// item with a key, a weight or shedding may start or leave out of pull
+    /// order, and its output must still come in input order.
+    seats: VecDeque<u64>,
+    /// Each running future with the time it started and its admission ticket.
+    slots: Slots<Running<S, P, K, A>>,
     /// Futures started and not yet complete.
     active: usize,
     /// Outputs (and expired items) not yet handed out, each with the time it
@@ -75,6 +96,14 @@ pub(crate) struct Core<S, P: Policy<S>, K: Clocking, N> {
     /// How many of the held outcomes are expired items (always 0 without
     /// `max_wait`): they count against the waiting budget, not the workers'.
     held_expired: usize,
+    /// How many of the held outcomes are rejected items (always 0 without
+    /// `shed`): they count against the rejection allowance (see
+    /// [`crate::shed`]).
+    held_rejected: usize,
+    /// The key and weight rules, if any.
+    admission: A,
+    /// Which item a shedding stream hands back (read only with `shed`).
+    shed: Shed,
     /// The error that ended the run, until it is yielded.
     failure: Option<P::Error>,
     clock: K,
@@ -90,7 +119,7 @@ pub(crate) struct Core<S, P: Policy<S>, K: Clocking, N> {
 /// pinned boxes of their own (`Slots`), and waiting items and held outputs are
 /// only moved, never polled where they lie. So the stream is `Unpin` whatever
 /// its items are, and can be polled, stored and resumed without `pin!`.
-impl<S, P: Policy<S>, K: Clocking, N> Unpin for Core<S, P, K, N> {}
+impl<S, P: Policy<S>, K: Clocking, N, A: Admits<P::Source>> Unpin for Core<S, P, K, N, A> {}
 
 /// The source returned `Pending` during the current `poll_next` and will wake the
 /// consumer itself: asking it again before then is wasted work.
@@ -116,7 +145,10 @@ enum Phase {
     Done,
 }
 
-impl<S, P: Policy<S>> Core<S, P, Untimed, std::convert::Infallible> {
+/// The admission of a stream without keys or weights.
+pub(crate) type Plain = Admission<Unkeyed, Unweighted>;
+
+impl<S, P: Policy<S>> Core<S, P, Untimed, std::convert::Infallible, Plain> {
     /// The core of a stream just made by `bounded` or `try_bounded`.
     #[track_caller]
     pub(crate) fn bounded(workers: usize, waiting: usize) -> Self {
@@ -124,23 +156,32 @@ impl<S, P: Policy<S>> Core<S, P, Untimed, std::convert::Infallible> {
             workers > 0,
             "`bounded` needs at least one worker: with `workers == 0` no future could ever run"
         );
-        Core::new(Budgets::new(workers, waiting), Untimed)
+        Core::new(
+            Budgets::new(workers, waiting),
+            Untimed,
+            Plain::default(),
+            Shed::default(),
+        )
     }
 }
 
 /// What the public types' builder methods and accessors do, before and
 /// between polls.
-impl<S, P: Policy<S>, K: Clocking, N> Core<S, P, K, N> {
-    fn new(budgets: Budgets, clock: K) -> Self {
+impl<S, P: Policy<S>, K: Clocking, N, A: Admits<P::Source>> Core<S, P, K, N, A> {
+    fn new(budgets: Budgets, clock: K, admission: A, shed: Shed) -> Self {
         Self {
             budgets,
             phase: Phase::New,
             source: AtomicU8::new(0),
             waiting: VecDeque::new(),
+            seats: VecDeque::new(),
             slots: Slots::new(budgets.workers),
             active: 0,
             held: Held::unordered(),
             held_expired: 0,
+            held_rejected: 0,
+            admission,
+            shed,
             failure: None,
             clock,
             limits: OnceLock::new(),
@@ -179,10 +220,41 @@ impl<S, P: Policy<S>, K: Clocking, N> Core<S, P, K, N> {
         self,
         clock: impl FnOnce(K) -> K2,
         method: &str,
-    ) -> Core<S, P, K2, N2> {
+    ) -> Core<S, P, K2, N2, A> {
+        let shed = self.shed;
+        self.rebuild(clock, |admission| admission, shed, method)
+    }
+
+    /// The same core with other rules of admission, before the first poll.
+    #[track_caller]
+    pub(crate) fn readmit<A2: Admits<P::Source>>(
+        self,
+        admission: impl FnOnce(A) -> A2,
+        method: &str,
+    ) -> Core<S, P, K, N, A2> {
+        let shed = self.shed;
+        self.rebuild(|clock| clock, admission, shed, method)
+    }
+
+    /// See `BoundedBuffered::shed`.
+    #[track_caller]
+    pub(crate) fn shed<N2>(self, shed: Shed) -> Core<S, P, K, N2, A> {
+        self.rebuild(|clock| clock, |admission| admission, shed, "shed")
+    }
+
+    /// The same stream with another clocking, unstarted items or admission,
+    /// before the first poll: everything set so far carries over.
+    #[track_caller]
+    fn rebuild<K2: Clocking, N2, A2: Admits<P::Source>>(
+        self,
+        clock: impl FnOnce(K) -> K2,
+        admission: impl FnOnce(A) -> A2,
+        shed: Shed,
+        method: &str,
+    ) -> Core<S, P, K2, N2, A2> {
         self.assert_new(method);
         let budgets = self.budgets;
-        let mut reclocked = Core::new(budgets, clock(self.clock));
+        let mut reclocked = Core::new(budgets, clock(self.clock), admission(self.admission), shed);
         *reclocked.source.get_mut() = self.source.into_inner();
         // The same wake tree: `Limits` handles taken already keep working.
         reclocked.slots = self.slots.renew(
@@ -200,7 +272,7 @@ impl<S, P: Policy<S>, K: Clocking, N> Core<S, P, K, N> {
 
     /// See `BoundedBuffered::max_wait`.
     #[track_caller]
-    pub(crate) fn max_wait<N2>(self, limit: Duration) -> Core<S, P, Clocked, N2> {
+    pub(crate) fn max_wait<N2>(self, limit: Duration) -> Core<S, P, Clocked, N2, A> {
         self.reclock(
             |clock| clock.into_clocked().with_max_wait(limit),
             "max_wait",
@@ -209,7 +281,7 @@ impl<S, P: Policy<S>, K: Clocking, N> Core<S, P, K, N> {
 
     /// See `BoundedBuffered::timed`.
     #[track_caller]
-    pub(crate) fn timed(self) -> Core<S, P, Clocked, N> {
+    pub(crate) fn timed(self) -> Core<S, P, Clocked, N, A> {
         self.reclock(|clock| clock.into_clocked().with_timings(), "timed")
     }
 
@@ -218,13 +290,13 @@ impl<S, P: Policy<S>, K: Clocking, N> Core<S, P, K, N> {
     pub(crate) fn clock(
         self,
         now: impl Fn() -> Instant + Send + Sync + 'static,
-    ) -> Core<S, P, Clocked, N> {
+    ) -> Core<S, P, Clocked, N, A> {
         self.reclock(|clock| clock.into_clocked().with_clock(now), "clock")
     }
 
     /// See `BoundedBuffered::adaptive`.
     #[track_caller]
-    pub(crate) fn adaptive<C, F>(self, controller: C, is_overload: F) -> Core<S, P, Clocked, N>
+    pub(crate) fn adaptive<C, F>(self, controller: C, is_overload: F) -> Core<S, P, Clocked, N, A>
     where
         C: Controller,
         F: FnMut(&Output<S, P>) -> bool + Send + 'static,
@@ -253,7 +325,7 @@ impl<S, P: Policy<S>, K: Clocking, N> Core<S, P, K, N> {
     ///
     /// If the stream was already polled: its in-flight work cannot move.
     #[track_caller]
-    pub(crate) fn into_parts(self, source: Pin<Box<S>>) -> Parts<S, P, K> {
+    pub(crate) fn into_parts(self, source: Pin<Box<S>>) -> Parts<S, P, K, A> {
         assert!(
             self.phase == Phase::New,
             "a stream can change mode only before it is first polled"
@@ -272,6 +344,8 @@ impl<S, P: Policy<S>, K: Clocking, N> Core<S, P, K, N> {
             limits,
             clock: self.clock,
             adaptive: self.adaptive,
+            admission: self.admission,
+            shed: self.shed,
         }
     }
 
@@ -298,7 +372,25 @@ impl<S, P: Policy<S>, K: Clocking, N> Core<S, P, K, N> {
         }
     }
 
+    /// See `BoundedBuffered::stats`.
     pub(crate) fn stats(&self) -> Stats {
+        let mut stats = self.counts();
+        if A::APPLIES {
+            let waiting = self.waiting.iter().map(|(_, future)| P::source_ref(future));
+            let (keys_running, blocked, [running, queued, peak_running, peak_queued]) =
+                self.admission.report(waiting);
+            stats.keys_running = keys_running;
+            stats.blocked_by_key = blocked;
+            stats.running_weight = running;
+            stats.waiting_weight = queued;
+            stats.peak_running_weight = peak_running;
+            stats.peak_waiting_weight = peak_queued;
+        }
+        stats
+    }
+
+    /// The counts, peaks and totals, and the limits in force.
+    fn counts(&self) -> Stats {
         let (workers_limit, waiting_limit) = match self.limits.get() {
             Some(shared) => shared.get(),
             None => (self.budgets.workers, self.budgets.waiting),
@@ -362,7 +454,13 @@ impl<S, P: Policy<S>, K: Clocking, N> Core<S, P, K, N> {
 }
 
 /// The driving code: `poll_next` and what it does in phases.
-impl<S, P: Policy<S>, K: Clocking, N: Unstarted<P::Source>> Core<S, P, K, N> {
+impl<S, P, K, N, A> Core<S, P, K, N, A>
+where
+    P: Policy<S>,
+    K: Clocking,
+    N: Unstarted<P::Source>,
+    A: Admits<P::Source>,
+{
     /// Polls the source, the woken futures and the budgets; hands out the next
     /// settled item (see [`Settled`]) as `item` makes it the stream's. Taking
     /// `item` here, rather than mapping the result, builds the item where it
@@ -404,7 +502,7 @@ impl<S, P: Policy<S>, K: Clocking, N: Unstarted<P::Source>> Core<S, P, K, N> {
             // 1. Poll the futures that were woken, and only those. An error stops
             //    the pass: from then on no future is polled again.
             if self.slots.has_woken() {
-                let expired = self.held_expired();
+                let unstarted = self.held_unstarted();
                 let Self {
                     budgets,
                     slots,
@@ -413,6 +511,7 @@ impl<S, P: Policy<S>, K: Clocking, N: Unstarted<P::Source>> Core<S, P, K, N> {
                     clock,
                     limits,
                     adaptive,
+                    admission,
                     stats,
                     ..
                 } = self;
@@ -427,10 +526,14 @@ impl<S, P: Policy<S>, K: Clocking, N: Unstarted<P::Source>> Core<S, P, K, N> {
                             budgets: &mut *budgets,
                             limits: &*limits,
                             active: *active,
-                            expired,
+                            expired: unstarted,
                         };
-                        match complete::<S, P, K, N>(held, clock, stats, governed, position, output)
-                        {
+                        match complete::<S, P, K, N, A>(
+                            (held, clock, stats, admission),
+                            governed,
+                            position,
+                            output,
+                        ) {
                             Ok(()) => true,
                             Err(error) => {
                                 failure = Some(error);
@@ -454,8 +557,8 @@ impl<S, P: Policy<S>, K: Clocking, N: Unstarted<P::Source>> Core<S, P, K, N> {
             //    freed worker is busy again while the consumer handles the output.
             if let Some((completed, outcome)) = self.held.pop() {
                 self.clock.handed_out(completed);
-                if N::EXPIRES && outcome.is_err() {
-                    self.held_expired -= 1;
+                if let Err(unstarted) = &outcome {
+                    self.handed_out_unstarted(unstarted);
                 }
                 self.fill(source.as_mut(), cx);
                 return Poll::Ready(Some(item(P::ok(outcome))));
@@ -501,16 +604,21 @@ impl<S, P: Policy<S>, K: Clocking, N: Unstarted<P::Source>> Core<S, P, K, N> {
     /// the queue is empty and the source is not pulled.
     #[inline(always)]
     fn fill(&mut self, mut source: Pin<&mut S>, cx: &mut Context<'_>) -> bool {
+        // Keys, weights and shedding have their own fill; a constant branch,
+        // gone from a plain stream.
+        if A::APPLIES || N::REJECTS {
+            return self.fill_admitted(source, cx);
+        }
         let mut started = false;
         while self
             .budgets
-            .may_start(self.active, self.held.len(), self.held_expired())
+            .may_start(self.active, self.held.len(), self.held_unstarted())
         {
             let future = match self.waiting.pop_front() {
                 Some((pulled, future)) => {
                     // Expiry is checked at pickup, and only there.
                     match self.clock.pick_up(pulled, N::EXPIRES) {
-                        Some(waited) => match self.expire(waited, future) {
+                        Some(waited) => match self.expire(waited, future, None) {
                             Ok(()) => {
                                 started = true;
                                 continue;
@@ -530,7 +638,7 @@ impl<S, P: Policy<S>, K: Clocking, N: Unstarted<P::Source>> Core<S, P, K, N> {
                     None => break,
                 },
             };
-            self.start(future);
+            self.start(future, None);
             started = true;
         }
         while self
@@ -547,18 +655,234 @@ impl<S, P: Policy<S>, K: Clocking, N: Unstarted<P::Source>> Core<S, P, K, N> {
         started
     }
 
+    /// [`Core::fill`] for a stream with keys, weights or shedding (see
+    /// [`crate::admission`] and [`crate::shed`]): every item is pulled into a
+    /// waiting place (there is at least one), taking its input position there
+    /// when ordered ([`Core::seated`]), and a free worker starts the oldest
+    /// waiting item the rules allow, from anywhere in the queue. So an item
+    /// pulled with a worker free for it starts at once, having waited no time;
+    /// one that may not start waits in its place. A shedding stream then pulls
+    /// past its full queue, handing an item back.
+    #[inline(never)]
+    fn fill_admitted(&mut self, mut source: Pin<&mut S>, cx: &mut Context<'_>) -> bool {
+        let mut started = false;
+        loop {
+            // Start what the budgets and the rules allow.
+            while self
+                .budgets
+                .may_start(self.active, self.held.len(), self.held_unstarted())
+            {
+                let Some(index) = self.pick() else {
+                    break;
+                };
+                let (pulled, future, seat) = self.unqueue(index);
+                let future = match self.clock.pick_up(pulled, N::EXPIRES) {
+                    Some(waited) => match self.expire(waited, future, seat) {
+                        Ok(()) => {
+                            started = true;
+                            continue;
+                        }
+                        Err(future) => future,
+                    },
+                    None => future,
+                };
+                self.start(future, seat);
+                started = true;
+            }
+            // Pull one into a free waiting place: it may start at once.
+            if !self.may_queue_admitted() {
+                break;
+            }
+            let Some(future) = self.pull(source.as_mut(), cx) else {
+                break;
+            };
+            self.queue(future);
+        }
+        if N::REJECTS {
+            started |= self.shed_past_full(source, cx);
+        }
+        started
+    }
+
+    /// Whether an ordered stream takes its items' input positions when it
+    /// pulls them: with keys, weights or shedding an item may start or leave
+    /// out of pull order (without them, positions are taken at the start,
+    /// which is in pull order).
+    #[inline(always)]
+    fn seated(&self) -> bool {
+        (A::APPLIES || N::REJECTS) && self.budgets.window.is_some()
+    }
+
+    /// The waiting item a free worker starts, if the rules allow one: the
+    /// oldest whose key is below its limit, if it fits the running weight and,
+    /// ordered, the window.
+    fn pick(&self) -> Option<usize> {
+        let limit = self
+            .budgets
+            .window
+            .map(|window| self.held.front().saturating_add(window as u64));
+        let seats = &self.seats;
+        let items = self.waiting.iter().enumerate().map(|(index, (_, future))| {
+            let in_window = limit.is_none_or(|limit| seats.get(index).is_none_or(|&at| at < limit));
+            (P::source_ref(future), in_window)
+        });
+        self.admission.pick(items)
+    }
+
+    /// Whether one more item may be pulled into the waiting queue of a stream
+    /// with keys, weights or shedding: a place free (with keys or weights at
+    /// least one, see [`crate::admission`]; shedding alone starts or sheds an
+    /// item it cannot queue), and the weight waiting below its budget.
+    #[inline]
+    fn may_queue_admitted(&self) -> bool {
+        let place = if A::APPLIES {
+            self.budgets
+                .may_queue_seated(self.waiting.len(), self.held_expired())
+        } else {
+            self.budgets
+                .may_queue(self.waiting.len(), self.held_expired())
+        };
+        place && self.admission.may_queue()
+    }
+
+    /// Puts a pulled item in the waiting queue, with its input position when
+    /// ordered.
+    fn queue(&mut self, future: P::Future) {
+        let pulled = self.clock.stamp_pulled();
+        self.admission.queued(P::source_ref(&future));
+        if self.seated() {
+            let seat = self.held.begin();
+            self.seats.push_back(seat);
+        }
+        self.waiting.push_back((pulled, future));
+        self.stats.peak_waiting = self.stats.peak_waiting.max(self.waiting.len());
+    }
+
+    /// Takes the waiting item at `index` out of the queue, with its position
+    /// if it has one.
+    fn unqueue(&mut self, index: usize) -> (K::Stamp, P::Future, Option<u64>) {
+        let (pulled, future) = self.waiting.remove(index).expect("a waiting item");
+        let seat = if self.seated() {
+            self.seats.remove(index)
+        } else {
+            None
+        };
+        self.admission.unqueued(P::source_ref(&future));
+        (pulled, future, seat)
+    }
+
+    /// Shedding (see [`crate::shed`]): with the waiting queue full and nothing
+    /// to start, pulls anyway while the rejection allowance lasts; an item
+    /// pulled that may start (a worker free, its key below its limit) starts;
+    /// otherwise one item is handed back: the one just pulled (`Newest`), or
+    /// the oldest waiting one, whose place it takes (`Oldest`). Returns whether
+    /// it did anything.
+    #[cold]
+    fn shed_past_full(&mut self, mut source: Pin<&mut S>, cx: &mut Context<'_>) -> bool {
+        let mut shed_any = false;
+        while !self.may_queue_admitted() && shed::may_shed(self.held_rejected, self.budgets.waiting)
+        {
+            let Some(future) = self.pull(source.as_mut(), cx) else {
+                break;
+            };
+            shed_any = true;
+            let seat = self.seated().then(|| self.held.begin());
+            if self
+                .budgets
+                .may_start(self.active, self.held.len(), self.held_unstarted())
+                && self.may_start_now(&future, seat)
+            {
+                self.clock.started_at_once();
+                self.start(future, seat);
+                continue;
+            }
+            match (self.shed, self.waiting.is_empty()) {
+                (Shed::Oldest, false) => {
+                    let (_, oldest, oldest_seat) = self.unqueue(0);
+                    self.reject(oldest, oldest_seat);
+                    self.queue_seated(future, seat);
+                }
+                _ => self.reject(future, seat),
+            }
+        }
+        shed_any
+    }
+
+    /// Whether the rules let `future`, just pulled and at input position
+    /// `seat`, start at once.
+    fn may_start_now(&self, future: &P::Future, seat: Option<u64>) -> bool {
+        let in_window = match (self.budgets.window, seat) {
+            (Some(window), Some(at)) => at < self.held.front().saturating_add(window as u64),
+            _ => true,
+        };
+        self.admission
+            .pick(std::iter::once((P::source_ref(future), in_window)))
+            .is_some()
+    }
+
+    /// [`Core::queue`] for an item whose position was taken already.
+    fn queue_seated(&mut self, future: P::Future, seat: Option<u64>) {
+        let pulled = self.clock.stamp_pulled();
+        self.admission.queued(P::source_ref(&future));
+        if let Some(seat) = seat {
+            self.seats.push_back(seat);
+        }
+        self.waiting.push_back((pulled, future));
+    }
+
+    /// Hands an item back to the consumer unstarted, as a rejection, at input
+    /// position `seat` when ordered (else in completion order).
+    fn reject(&mut self, future: P::Future, seat: Option<u64>) {
+        let rejected = Rejected::new(P::into_source(future));
+        let rejected = match N::rejected(rejected) {
+            Ok(rejected) => rejected,
+            // A stream whose items cannot be rejected does not shed: not
+            // reached, but total.
+            Err(rejected) => return self.start(P::from_source(rejected.into_inner()), seat),
+        };
+        let position = seat.unwrap_or_else(|| self.held.begin());
+        let stamp = self.clock.stamp();
+        self.held.complete(position, (stamp, Err(rejected)));
+        self.held_rejected += 1;
+        self.stats.rejected += 1;
+        self.stats.peak_held = self.stats.peak_held.max(self.held.len());
+    }
+
+    /// An unstarted item was handed out: its allowance is free again.
+    #[inline]
+    fn handed_out_unstarted(&mut self, unstarted: &N) {
+        if N::REJECTS && unstarted.is_rejected() {
+            self.held_rejected -= 1;
+        } else if N::EXPIRES {
+            self.held_expired -= 1;
+        }
+    }
+
     /// Held outcomes that are expired items: a constant 0 without `max_wait`.
     #[inline(always)]
     fn held_expired(&self) -> usize {
         if N::EXPIRES { self.held_expired } else { 0 }
     }
 
+    /// Held outcomes that are unstarted items, expired or rejected: they take
+    /// no worker (a constant 0 without `max_wait` and `shed`).
+    #[inline(always)]
+    fn held_unstarted(&self) -> usize {
+        let rejected = if N::REJECTS { self.held_rejected } else { 0 };
+        self.held_expired() + rejected
+    }
+
     /// Hands a waiting item that waited too long to the consumer, unstarted.
     #[inline(never)]
-    fn expire(&mut self, waited: Duration, future: P::Future) -> Result<(), P::Future> {
+    fn expire(
+        &mut self,
+        waited: Duration,
+        future: P::Future,
+        seat: Option<u64>,
+    ) -> Result<(), P::Future> {
         let expired = N::expired(Expired::new(P::into_source(future), waited))
             .map_err(|expired| P::from_source(expired.into_inner()))?;
-        let position = self.held.begin();
+        let position = seat.unwrap_or_else(|| self.held.begin());
         let stamp = self.clock.stamp();
         self.held.complete(position, (stamp, Err(expired)));
         self.held_expired += 1;
@@ -593,21 +917,28 @@ impl<S, P: Policy<S>, K: Clocking, N: Unstarted<P::Source>> Core<S, P, K, N> {
         }
     }
 
+    /// Starts `future` in a free slot, at input position `seat` if it took
+    /// one when pulled (else the next), and polls it once.
     #[inline(always)]
-    fn start(&mut self, future: P::Future) {
-        let position = self.held.begin();
+    fn start(&mut self, future: P::Future, seat: Option<u64>) {
+        let position = match seat {
+            Some(seat) => seat,
+            None => self.held.begin(),
+        };
         self.active += 1;
         self.stats.peak_active = self.stats.peak_active.max(self.active);
-        let running = Stamped::new(self.clock.stamp(), future);
+        let ticket = self.admission.started(P::source_ref(&future));
+        let running = Stamped::new((self.clock.stamp(), ticket), future);
         if let Poll::Ready(output) = self.slots.start(running, position) {
             self.active -= 1;
-            let expired = self.held_expired();
+            let unstarted = self.held_unstarted();
             let Self {
                 budgets,
                 held,
                 clock,
                 limits,
                 adaptive,
+                admission,
                 stats,
                 active,
                 ..
@@ -617,11 +948,14 @@ impl<S, P: Policy<S>, K: Clocking, N: Unstarted<P::Source>> Core<S, P, K, N> {
                 budgets,
                 limits,
                 active: *active,
-                expired,
+                expired: unstarted,
             };
-            if let Err(error) =
-                complete::<S, P, K, N>(held, clock, stats, governed, position, output)
-            {
+            if let Err(error) = complete::<S, P, K, N, A>(
+                (held, clock, stats, admission),
+                governed,
+                position,
+                output,
+            ) {
                 self.fail(error);
             }
         }
@@ -646,11 +980,19 @@ impl<S, P: Policy<S>, K: Clocking, N: Unstarted<P::Source>> Core<S, P, K, N> {
         *self.source.get_mut() |= SOURCE_FAILED;
         self.failure = Some(error);
         self.waiting.clear();
+        self.seats.clear();
         self.active -= self.slots.cancel_all();
+        self.admission.clear();
         self.held.keep_in_order_prefix(drop);
-        self.held_expired = self
-            .held
-            .count(|(_, outcome)| N::EXPIRES && outcome.is_err());
+        self.held_expired = self.held.count(|(_, outcome)| {
+            N::EXPIRES
+                && outcome
+                    .as_ref()
+                    .is_err_and(|unstarted| !unstarted.is_rejected())
+        });
+        self.held_rejected = self.held.count(|(_, outcome)| {
+            N::REJECTS && outcome.as_ref().is_err_and(Unstarted::is_rejected)
+        });
     }
 }
 
@@ -670,15 +1012,19 @@ struct Governed<'a, O> {
 /// hands back the error that ends the run.
 #[inline(always)]
 #[allow(clippy::type_complexity)]
-fn complete<S, P: Policy<S>, K: Clocking, N>(
-    held: &mut Held<(K::Stamp, Outcome<S, P, N>)>,
-    clock: &mut K,
-    stats: &mut Stats,
+fn complete<S, P: Policy<S>, K: Clocking, N, A: Admits<P::Source>>(
+    (held, clock, stats, admission): (
+        &mut Held<(K::Stamp, Outcome<S, P, N>)>,
+        &mut K,
+        &mut Stats,
+        &mut A,
+    ),
     governed: Governed<'_, Output<S, P>>,
     position: u64,
-    (started, output): (K::Stamp, Output<S, P>),
+    ((started, ticket), output): ((K::Stamp, A::Ticket), Output<S, P>),
 ) -> Result<(), P::Error> {
     stats.completed += 1;
+    admission.finished(ticket);
     let completed = clock.completed(started);
     // Only a clock that measures runs answers: the branch is gone from a
     // stream without one.

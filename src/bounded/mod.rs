@@ -24,6 +24,7 @@ mod core;
 
 use std::convert::Infallible;
 use std::fmt;
+use std::hash::Hash;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -34,11 +35,15 @@ use futures_core::{Future, TryFuture};
 use self::core::Core;
 pub(crate) use self::core::{Outcome, Parts, Settled};
 use crate::adaptive::Controller;
+use crate::admission::{
+    Admission, KeyOf, KeyRule, PerKey, Unkeyed, Unweighted, WeightOf, WeightRule, Weights,
+};
 use crate::clock::{Clocked, Clocking, Untimed};
 use crate::expiry::Expired;
 use crate::failure::{FailFast, Outputs};
 use crate::items::{FutureStream, TryFutureStream};
 use crate::limits::Limits;
+use crate::shed::{NotRun, Rejected, Shed};
 use crate::stats::Stats;
 use crate::timings::Timings;
 
@@ -50,13 +55,15 @@ use crate::timings::Timings;
 /// the budgets it enforces, and [Naming the stream's
 /// type](crate#naming-the-streams-type) for its parameters.
 #[must_use = "streams do nothing unless polled"]
-pub struct BoundedBuffered<St, K = Untimed, N = Infallible>
+pub struct BoundedBuffered<St, K = Untimed, N = Infallible, Q = Unkeyed, W = Unweighted>
 where
     St: FutureStream,
     K: Clocking,
+    Q: KeyRule<St::Item>,
+    W: WeightRule<St::Item>,
 {
     source: Pin<Box<St>>,
-    core: Core<St, Outputs, K, N>,
+    core: Core<St, Outputs, K, N, Admission<Q, W>>,
 }
 
 /// Stream for the [`try_bounded`](crate::BoundedStreamExt::try_bounded) method.
@@ -68,13 +75,15 @@ where
 /// the outer `Err` ends the run, an expired item does not. See [Failure and
 /// shutdown](crate#failure-and-shutdown).
 #[must_use = "streams do nothing unless polled"]
-pub struct TryBoundedBuffered<St, K = Untimed, N = Infallible>
+pub struct TryBoundedBuffered<St, K = Untimed, N = Infallible, Q = Unkeyed, W = Unweighted>
 where
     St: TryFutureStream,
     K: Clocking,
+    Q: KeyRule<St::Ok>,
+    W: WeightRule<St::Ok>,
 {
     source: Pin<Box<St>>,
-    core: Core<St, FailFast, K, N>,
+    core: Core<St, FailFast, K, N, Admission<Q, W>>,
 }
 
 impl<St: FutureStream> BoundedBuffered<St> {
@@ -100,8 +109,10 @@ impl<St: TryFutureStream> TryBoundedBuffered<St> {
 /// The methods both stream types have, with the same meaning; the examples use
 /// `$jobs`, a source of 100 items as that type takes them.
 macro_rules! shared_methods {
-    ($Stream:ident, $Bound:ident, $jobs:literal) => {
-        impl<St: $Bound, K: Clocking, N> $Stream<St, K, N> {
+    ($Stream:ident, $Bound:ident, $F:ty, $jobs:literal, $keyed:literal, $weighted:literal) => {
+        impl<St: $Bound, K: Clocking, N, Q: KeyRule<$F>, W: WeightRule<$F>>
+            $Stream<St, K, N, Q, W>
+        {
             /// Yields outputs in input order, letting work run at most `window`
             /// items ahead of the oldest output not yet yielded.
             ///
@@ -171,7 +182,7 @@ macro_rules! shared_methods {
             /// # });
             /// ```
             #[track_caller]
-            pub fn timed(self) -> $Stream<St, Clocked, N> {
+            pub fn timed(self) -> $Stream<St, Clocked, N, Q, W> {
                 $Stream {
                     source: self.source,
                     core: self.core.timed(),
@@ -217,7 +228,7 @@ macro_rules! shared_methods {
             pub fn clock(
                 self,
                 now: impl Fn() -> Instant + Send + Sync + 'static,
-            ) -> $Stream<St, Clocked, N> {
+            ) -> $Stream<St, Clocked, N, Q, W> {
                 $Stream {
                     source: self.source,
                     core: self.core.clock(now),
@@ -458,18 +469,189 @@ macro_rules! shared_methods {
                 *Pin::into_inner(self.source)
             }
 
+            /// Caps each key at `limit` running items: the stream's futures are
+            /// [`Keyed`](crate::Keyed) (nested in [`Weighted`](crate::Weighted)
+            /// or not), and at most `limit` items of one key run at once.
+            ///
+            /// - A free worker starts the **oldest waiting item whose key is
+            ///   below its limit**. An item whose key is at its limit stays in
+            ///   the waiting queue, counting against `waiting`; later items of
+            ///   other keys may start past it. With `per_key(1)`, the items of
+            ///   one key run one at a time, in input order, while different keys
+            ///   run concurrently.
+            /// - Every item is pulled into a waiting place first (an item's key
+            ///   is known only once it is pulled, and one that may not start
+            ///   must wait somewhere): the stream has at least one, even with
+            ///   `waiting == 0`. Pulled with a worker free for it, an item starts
+            ///   at once, having waited no time.
+            /// - **Bound**: with every future blocked, the source has advanced
+            ///   exactly `active + max(waiting, 1)` items beyond the consumer,
+            ///   and `active` is below `workers` only while every waiting item's
+            ///   key is at its limit (a queue full of one key's items). Nothing
+            ///   waits outside the waiting budget: the per-key state is one count
+            ///   per key with an item running or waiting.
+            /// - **Fairness** reaches as far as the waiting budget looks ahead in
+            ///   the one source: a tenant whose items are all behind another
+            ///   tenant's `waiting` items is not seen until those are pulled.
+            /// - Ordered, each item takes its input position when it is pulled:
+            ///   an item that starts past a blocked one is still yielded after
+            ///   it.
+            ///
+            /// A key is cloned when it first enters the stream (not for each
+            /// item of it). [`Stats::keys_running`] and
+            /// [`Stats::blocked_by_key`] show the rule at work. Calling it again
+            /// sets the limit anew.
+            ///
+            /// # Panics
+            ///
+            /// If `limit` is 0, or if the stream has already been polled.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// use bounded_buffered::{BoundedStreamExt, Keyed};
+            /// use futures::{StreamExt, stream};
+            ///
+            /// # futures::executor::block_on(async {
+            /// // 100 jobs of 4 tenants, at most 2 of one tenant at once.
+            #[doc = concat!("let mut jobs = ", $keyed, "(6, 4).per_key(2);")]
+            /// let mut done = 0;
+            /// while jobs.next().await.is_some() {
+            ///     done += 1;
+            /// }
+            /// assert_eq!(done, 100);
+            /// # });
+            /// ```
+            #[track_caller]
+            pub fn per_key<Key>(self, limit: usize) -> $Stream<St, K, N, PerKey<Key>, W>
+            where
+                $F: KeyOf<Key>,
+                Key: Hash + Eq + Clone + Send + Sync + Unpin + 'static,
+            {
+                let keys = PerKey::new(limit);
+                $Stream {
+                    source: self.source,
+                    core: self.core.readmit(
+                        |admission| Admission {
+                            keys,
+                            weights: admission.weights,
+                        },
+                        "per_key",
+                    ),
+                }
+            }
+
+            /// Bounds the sum of the running items' weights, in addition to
+            /// `workers` (tokens in flight, test slots, bytes being processed):
+            /// the stream's futures are [`Weighted`](crate::Weighted).
+            ///
+            /// An item starts only if the weights running plus its own stay
+            /// within `max`, or nothing runs: one heavier than `max` counts as
+            /// exactly `max`, so it runs alone and never deadlocks. Weights go
+            /// first come, first served: a heavy item at the head of the queue
+            /// is not passed by lighter ones behind it, which could keep it from
+            /// ever starting. As with [`per_key`](Self::per_key), every item is
+            /// pulled into a waiting place first (at least one).
+            /// [`Stats::running_weight`] and its peak show the budget in use.
+            ///
+            /// # Panics
+            ///
+            /// If `max` is 0, or if the stream has already been polled.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// use bounded_buffered::{BoundedStreamExt, Weighted};
+            /// use futures::{StreamExt, stream};
+            ///
+            /// # futures::executor::block_on(async {
+            /// // Weights 1 to 3 (`n % 3 + 1`): at most 4 in flight.
+            #[doc = concat!("let mut jobs = ", $weighted, "(8, 4).max_running_weight(4);")]
+            /// while jobs.next().await.is_some() {}
+            /// assert!(jobs.stats().peak_running_weight <= 4);
+            /// # });
+            /// ```
+            #[track_caller]
+            pub fn max_running_weight(self, max: u64) -> $Stream<St, K, N, Q, Weights>
+            where
+                $F: WeightOf,
+            {
+                $Stream {
+                    source: self.source,
+                    core: self.core.readmit(
+                        |admission| Admission {
+                            keys: admission.keys,
+                            weights: admission.weights.into_weights().with_max_running(max),
+                        },
+                        "max_running_weight",
+                    ),
+                }
+            }
+
+            /// Bounds the sum of the waiting items' weights, in addition to the
+            /// `waiting` count: a byte budget for what is pulled ahead (eight
+            /// waiting places hold eight small ids or eight large documents;
+            /// this holds at most `max` bytes of them). The stream's futures are
+            /// [`Weighted`](crate::Weighted).
+            ///
+            /// A weight is known only once its item is pulled, so the rule is:
+            /// the source is not pulled while the weight waiting is at or above
+            /// `max`. The queue may go over by less than one item: the weight
+            /// waiting stays below `max` plus the last item's weight, each
+            /// counted at most `max` (so below `2 × max`). An item heavier than
+            /// `max` counts as `max`, and waits alone. [`Stats::waiting_weight`]
+            /// and its peak show the budget in use.
+            ///
+            /// # Panics
+            ///
+            /// If `max` is 0, or if the stream has already been polled.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// use bounded_buffered::{BoundedStreamExt, Weighted};
+            /// use futures::{StreamExt, stream};
+            ///
+            /// # futures::executor::block_on(async {
+            #[doc = concat!("let mut jobs = ", $weighted, "(2, 100).max_waiting_weight(6);")]
+            /// while jobs.next().await.is_some() {}
+            /// // At most 6 waiting, plus less than one item (weights 1 to 3).
+            /// assert!(jobs.stats().peak_waiting_weight < 6 + 3);
+            /// # });
+            /// ```
+            #[track_caller]
+            pub fn max_waiting_weight(self, max: u64) -> $Stream<St, K, N, Q, Weights>
+            where
+                $F: WeightOf,
+            {
+                $Stream {
+                    source: self.source,
+                    core: self.core.readmit(
+                        |admission| Admission {
+                            keys: admission.keys,
+                            weights: admission.weights.into_weights().with_max_waiting(max),
+                        },
+                        "max_waiting_weight",
+                    ),
+                }
+            }
+
             /// Takes the stream apart before it was ever polled, for the spawned
             /// mode.
             #[track_caller]
-            pub(crate) fn into_parts(self) -> Parts<St, <Self as Policied>::Policy, K> {
+            pub(crate) fn into_parts(
+                self,
+            ) -> Parts<St, <Self as Policied>::Policy, K, Admission<Q, W>> {
                 self.core.into_parts(self.source)
             }
         }
 
-        impl<St, K, N> fmt::Debug for $Stream<St, K, N>
+        impl<St, K, N, Q, W> fmt::Debug for $Stream<St, K, N, Q, W>
         where
             St: $Bound + fmt::Debug,
             K: Clocking,
+            Q: KeyRule<$F>,
+            W: WeightRule<$F>,
         {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 let budgets = self.core.budgets();
@@ -489,12 +671,18 @@ macro_rules! shared_methods {
 shared_methods!(
     BoundedBuffered,
     FutureStream,
-    "stream::iter(0..100u32).map(|n| async move { n }).bounded"
+    St::Item,
+    "stream::iter(0..100u32).map(|n| async move { n }).bounded",
+    "stream::iter(0..100u32).map(|n| Keyed::new(n % 4, async move { n })).bounded",
+    "stream::iter(0..100u32).map(|n| Weighted::new(u64::from(n % 3 + 1), async move { n })).bounded"
 );
 shared_methods!(
     TryBoundedBuffered,
     TryFutureStream,
-    "stream::iter(0..100u32).map(|n| Ok::<_, String>(async move { Ok::<_, String>(n) })).try_bounded"
+    St::Ok,
+    "stream::iter(0..100u32).map(|n| Ok::<_, String>(async move { Ok::<_, String>(n) })).try_bounded",
+    "stream::iter(0..100u32).map(|n| Ok::<_, String>(Keyed::new(n % 4, async move { Ok::<_, String>(n) }))).try_bounded",
+    "stream::iter(0..100u32).map(|n| Ok::<_, String>(Weighted::new(u64::from(n % 3 + 1), async move { Ok::<_, String>(n) }))).try_bounded"
 );
 
 /// Which failure policy a public stream type fixes.
@@ -502,77 +690,33 @@ pub(crate) trait Policied {
     type Policy;
 }
 
-impl<St: FutureStream, K: Clocking, N> Policied for BoundedBuffered<St, K, N> {
+impl<St, K, N, Q, W> Policied for BoundedBuffered<St, K, N, Q, W>
+where
+    St: FutureStream,
+    K: Clocking,
+    Q: KeyRule<St::Item>,
+    W: WeightRule<St::Item>,
+{
     type Policy = Outputs;
 }
 
-impl<St: TryFutureStream, K: Clocking, N> Policied for TryBoundedBuffered<St, K, N> {
+impl<St, K, N, Q, W> Policied for TryBoundedBuffered<St, K, N, Q, W>
+where
+    St: TryFutureStream,
+    K: Clocking,
+    Q: KeyRule<St::Ok>,
+    W: WeightRule<St::Ok>,
+{
     type Policy = FailFast;
 }
 
-impl<St: FutureStream, K: Clocking, N> BoundedBuffered<St, K, N> {
-    /// Expires waiting items: when a worker frees up for an item that waited in
-    /// the queue longer than `limit`, the item is not started. The stream then
-    /// yields `Result<T, Expired<St::Item>>`, with the expired item as an
-    /// [`Expired`] in its place.
-    ///
-    /// - The time waited runs from the item's pull to its pickup; an item that
-    ///   waited exactly `limit` still starts. An item pulled straight into a free
-    ///   worker never waited and never expires.
-    /// - An expired item is never polled: [`Expired::into_inner`] hands back its
-    ///   untouched future. It takes no worker: the next waiting item is
-    ///   considered at once. It is yielded in completion order, or at its input
-    ///   position when [ordered](Self::ordered); until then it counts against the
-    ///   waiting budget (unordered) or holds its place in the window (ordered).
-    ///   [`Stats::expired`] counts them.
-    /// - The check is made only at pickup: no timers, so the adapter stays
-    ///   executor-agnostic, and an item waits until a worker is free for it even
-    ///   if it expired long before. The clock is read at most once per
-    ///   `poll_next` (see [`clock`](Self::clock)).
-    ///
-    /// Whether an expiry aborts the run or is a recorded per-item failure is the
-    /// caller's decision: record it and go on, or [`close`](Self::close) or drop
-    /// the stream when one arrives.
-    ///
-    /// # Panics
-    ///
-    /// If the stream has already been polled.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    ///
-    /// use bounded_buffered::BoundedStreamExt;
-    /// use futures::{StreamExt, stream};
-    ///
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// // One worker, 10 ms per job, 30 ms of patience: items 0 to 3 run, the rest
-    /// // waited too long by the time the worker got to them.
-    /// let outcomes: Vec<_> = stream::iter(0..6u32)
-    ///     .map(|n| async move {
-    ///         tokio::time::sleep(Duration::from_millis(10)).await;
-    ///         n
-    ///     })
-    ///     .bounded(1, 5)
-    ///     .max_wait(Duration::from_millis(30))
-    ///     .clock(|| tokio::time::Instant::now().into_std())
-    ///     .map(|outcome| outcome.map_err(|expired| expired.waited()))
-    ///     .collect()
-    ///     .await;
-    /// let ms = Duration::from_millis;
-    /// assert_eq!(outcomes, [Ok(0), Ok(1), Ok(2), Ok(3), Err(ms(40)), Err(ms(40))]);
-    /// # }
-    /// ```
-    #[track_caller]
-    pub fn max_wait(self, limit: Duration) -> BoundedBuffered<St, Clocked, Expired<St::Item>> {
-        BoundedBuffered {
-            source: self.source,
-            core: self.core.max_wait(limit),
-        }
-    }
-
+impl<St, K, N, Q, W> BoundedBuffered<St, K, N, Q, W>
+where
+    St: FutureStream,
+    K: Clocking,
+    Q: KeyRule<St::Item>,
+    W: WeightRule<St::Item>,
+{
     /// Lets `controller` set the `workers` limit from what the items show: each
     /// item's run time (start to completion, on the stream's
     /// [`clock`](Self::clock)), whether `classify` calls its output
@@ -639,7 +783,7 @@ impl<St: FutureStream, K: Clocking, N> BoundedBuffered<St, K, N> {
     /// # }
     /// ```
     #[track_caller]
-    pub fn adaptive<C, F>(self, controller: C, classify: F) -> BoundedBuffered<St, Clocked, N>
+    pub fn adaptive<C, F>(self, controller: C, classify: F) -> BoundedBuffered<St, Clocked, N, Q, W>
     where
         C: Controller,
         F: FnMut(&<St::Item as Future>::Output) -> bool + Send + 'static,
@@ -651,7 +795,362 @@ impl<St: FutureStream, K: Clocking, N> BoundedBuffered<St, K, N> {
     }
 }
 
-impl<St: TryFutureStream, K: Clocking, N> TryBoundedBuffered<St, K, N> {
+impl<St, K, N, Q, W> TryBoundedBuffered<St, K, N, Q, W>
+where
+    St: TryFutureStream,
+    K: Clocking,
+    Q: KeyRule<St::Ok>,
+    W: WeightRule<St::Ok>,
+{
+    /// Lets `controller` set the `workers` limit from what the items show, as
+    /// [`BoundedBuffered::adaptive`] does; `classify` sees each future's
+    /// `Result` (an `Err` that is back-pressure still ends the run).
+    ///
+    /// # Panics
+    ///
+    /// If the stream was already polled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::{Aimd, BoundedStreamExt};
+    /// use futures::{StreamExt, TryStreamExt, stream};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let mut replies = stream::iter(0..500u32)
+    ///     .map(|n| Ok::<_, String>(async move { Ok::<_, String>(n) }))
+    ///     .try_bounded(1, 0)
+    ///     .adaptive(Aimd::new(1, 64), |reply: &Result<u32, String>| reply.is_err());
+    /// while replies.try_next().await.expect("no item fails").is_some() {}
+    /// assert_eq!(replies.limits().workers(), 64); // never overloaded
+    /// # });
+    /// ```
+    #[track_caller]
+    pub fn adaptive<C, F>(
+        self,
+        controller: C,
+        classify: F,
+    ) -> TryBoundedBuffered<St, Clocked, N, Q, W>
+    where
+        C: Controller,
+        F: FnMut(&Result<<St::Ok as TryFuture>::Ok, St::Error>) -> bool + Send + 'static,
+    {
+        TryBoundedBuffered {
+            source: self.source,
+            core: self.core.adaptive(controller, classify),
+        }
+    }
+}
+
+/// `max_wait` and `shed` for one form of a stream type: each sets what comes
+/// back for an item not run, so each form has its own pair.
+macro_rules! unstarted_methods {
+    (
+        $Stream:ident<$N:ty> where St: $Bound:ident, F = $F:ty;
+        $(#[$max_wait_doc:meta])* max_wait -> $E:ty;
+        $(#[$shed_doc:meta])* shed -> $R:ty;
+    ) => {
+        impl<St, K, Q, W> $Stream<St, K, $N, Q, W>
+        where
+            St: $Bound,
+            K: Clocking,
+            Q: KeyRule<$F>,
+            W: WeightRule<$F>,
+        {
+            $(#[$max_wait_doc])*
+            #[track_caller]
+            pub fn max_wait(self, limit: Duration) -> $Stream<St, Clocked, $E, Q, W> {
+                $Stream {
+                    source: self.source,
+                    core: self.core.max_wait(limit),
+                }
+            }
+
+            $(#[$shed_doc])*
+            #[track_caller]
+            pub fn shed(self, shed: Shed) -> $Stream<St, K, $R, Q, W> {
+                $Stream {
+                    source: self.source,
+                    core: self.core.shed(shed),
+                }
+            }
+        }
+    };
+}
+
+unstarted_methods! {
+    BoundedBuffered<Infallible> where St: FutureStream, F = St::Item;
+    /// Expires waiting items: when a worker frees up for an item that waited in
+    /// the queue longer than `limit`, the item is not started. The stream then
+    /// yields `Result<T, Expired<St::Item>>`, with the expired item as an
+    /// [`Expired`] in its place.
+    ///
+    /// - The time waited runs from the item's pull to its pickup; an item that
+    ///   waited exactly `limit` still starts. An item pulled straight into a free
+    ///   worker never waited and never expires.
+    /// - An expired item is never polled: [`Expired::into_inner`] hands back its
+    ///   untouched future. It takes no worker: the next waiting item is
+    ///   considered at once. It is yielded in completion order, or at its input
+    ///   position when [ordered](Self::ordered); until then it counts against the
+    ///   waiting budget (unordered) or holds its place in the window (ordered).
+    ///   [`Stats::expired`] counts them.
+    /// - The check is made only at pickup: no timers, so the adapter stays
+    ///   executor-agnostic, and an item waits until a worker is free for it even
+    ///   if it expired long before. The clock is read at most once per
+    ///   `poll_next` (see [`clock`](Self::clock)).
+    ///
+    /// Whether an expiry aborts the run or is a recorded per-item failure is the
+    /// caller's decision: record it and go on, or [`close`](Self::close) or drop
+    /// the stream when one arrives.
+    ///
+    /// # Panics
+    ///
+    /// If the stream has already been polled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// // One worker, 10 ms per job, 30 ms of patience: items 0 to 3 run, the rest
+    /// // waited too long by the time the worker got to them.
+    /// let outcomes: Vec<_> = stream::iter(0..6u32)
+    ///     .map(|n| async move {
+    ///         tokio::time::sleep(Duration::from_millis(10)).await;
+    ///         n
+    ///     })
+    ///     .bounded(1, 5)
+    ///     .max_wait(Duration::from_millis(30))
+    ///     .clock(|| tokio::time::Instant::now().into_std())
+    ///     .map(|outcome| outcome.map_err(|expired| expired.waited()))
+    ///     .collect()
+    ///     .await;
+    /// let ms = Duration::from_millis;
+    /// assert_eq!(outcomes, [Ok(0), Ok(1), Ok(2), Ok(3), Err(ms(40)), Err(ms(40))]);
+    /// # }
+    /// ```
+    max_wait -> Expired<St::Item>;
+    /// Sheds instead of waiting: while no waiting item may start and the
+    /// waiting queue is full, the stream keeps pulling from the source instead
+    /// of back-pressuring it, and hands an item back, never polled, as a
+    /// [`Rejected`]: the item just pulled ([`Shed::Newest`]), or the oldest
+    /// waiting one, whose place the new item takes ([`Shed::Oldest`]). For a
+    /// source that should never wait (telemetry, market data, a channel fed by
+    /// request handlers that answer "busy" at once).
+    ///
+    /// - An item pulled while a worker is free for it starts, as without
+    ///   shedding: only a full queue sheds.
+    /// - Rejections the consumer has not taken count against an allowance of
+    ///   their own, as many as `waiting` (at least one): while it is used up,
+    ///   nothing more is pulled, so a consumer that stops stops the pulling.
+    ///   **Bound**: with every future blocked, the source has advanced at most
+    ///   `workers + waiting + max(waiting, 1)` items beyond the consumer.
+    /// - Ordered, each item takes its input position when pulled, and a
+    ///   rejection is yielded at it, as an expired item is (never ahead of an
+    ///   item pulled before it); unordered, as it is made.
+    /// - With [`max_wait`](Self::max_wait) too, the stream yields one error type
+    ///   for an item not run, [`NotRun`], with its cause.
+    ///
+    /// [`Stats::rejected`] counts them. Calling it again changes which item
+    /// goes.
+    ///
+    /// # Panics
+    ///
+    /// If the stream has already been polled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::future::pending;
+    ///
+    /// use bounded_buffered::{BoundedStreamExt, Shed};
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # futures::executor::block_on(async {
+    /// // Two workers busy for good, two waiting places: everything after is
+    /// // handed back, the oldest waiting first.
+    /// let mut replies = stream::iter(0..10u32)
+    ///     .map(|n| async move {
+    ///         if n < 2 {
+    ///             pending::<()>().await;
+    ///         }
+    ///         n
+    ///     })
+    ///     .bounded(2, 2)
+    ///     .shed(Shed::Oldest);
+    /// let rejected = replies.next().await.unwrap().unwrap_err();
+    /// assert_eq!(rejected.into_inner().await, 2); // item 2 made way for item 4
+    /// // 2 shed before the first was taken (the allowance: as many as waiting
+    /// // places), one more when taking it freed a place in the allowance.
+    /// assert_eq!(replies.stats().rejected, 3);
+    /// # });
+    /// ```
+    shed -> Rejected<St::Item>;
+}
+
+unstarted_methods! {
+    BoundedBuffered<Expired<St::Item>> where St: FutureStream, F = St::Item;
+    /// As on the stream without it (see [`BoundedBuffered::max_wait`] on
+    /// `BoundedBuffered<St, K>`): expires waiting items; it already expires them, and this sets the limit anew; with `shed`, an item not run comes back as a [`NotRun`].
+    ///
+    /// # Panics
+    ///
+    /// If the stream has already been polled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use bounded_buffered::{BoundedStreamExt, Shed};
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let mut jobs = stream::iter(0..10u32).map(|n| async move { n }).bounded(2, 2)
+    ///     .shed(Shed::Newest)
+    ///     .max_wait(Duration::from_secs(1))
+    ///     .max_wait(Duration::from_secs(2)); // the last one counts
+    /// assert_eq!(jobs.by_ref().count().await, 10);
+    /// # });
+    /// ```
+    max_wait -> Expired<St::Item>;
+    /// As on the stream without it (see [`BoundedBuffered::shed`] on
+    /// `BoundedBuffered<St, K>`): sheds instead of waiting; it already expires them, and this sets the limit anew; with `shed`, an item not run comes back as a [`NotRun`].
+    ///
+    /// # Panics
+    ///
+    /// If the stream has already been polled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use bounded_buffered::{BoundedStreamExt, Shed};
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let mut jobs = stream::iter(0..10u32).map(|n| async move { n }).bounded(2, 2)
+    ///     .max_wait(Duration::from_secs(1))
+    ///     .shed(Shed::Oldest)
+    ///     .shed(Shed::Newest); // the last one counts
+    /// assert_eq!(jobs.by_ref().count().await, 10);
+    /// # });
+    /// ```
+    shed -> NotRun<St::Item>;
+}
+
+unstarted_methods! {
+    BoundedBuffered<Rejected<St::Item>> where St: FutureStream, F = St::Item;
+    /// As on the stream without it (see [`BoundedBuffered::max_wait`] on
+    /// `BoundedBuffered<St, K>`): expires waiting items; the stream sheds already, so an item not run comes back as a [`NotRun`], expired or rejected.
+    ///
+    /// # Panics
+    ///
+    /// If the stream has already been polled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use bounded_buffered::{BoundedStreamExt, Shed};
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let mut jobs = stream::iter(0..10u32).map(|n| async move { n }).bounded(2, 2)
+    ///     .shed(Shed::Newest)
+    ///     .max_wait(Duration::from_secs(1))
+    ///     .max_wait(Duration::from_secs(2)); // the last one counts
+    /// assert_eq!(jobs.by_ref().count().await, 10);
+    /// # });
+    /// ```
+    max_wait -> NotRun<St::Item>;
+    /// As on the stream without it (see [`BoundedBuffered::shed`] on
+    /// `BoundedBuffered<St, K>`): sheds instead of waiting; the stream sheds already, so an item not run comes back as a [`NotRun`], expired or rejected.
+    ///
+    /// # Panics
+    ///
+    /// If the stream has already been polled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use bounded_buffered::{BoundedStreamExt, Shed};
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let mut jobs = stream::iter(0..10u32).map(|n| async move { n }).bounded(2, 2)
+    ///     .max_wait(Duration::from_secs(1))
+    ///     .shed(Shed::Oldest)
+    ///     .shed(Shed::Newest); // the last one counts
+    /// assert_eq!(jobs.by_ref().count().await, 10);
+    /// # });
+    /// ```
+    shed -> Rejected<St::Item>;
+}
+
+unstarted_methods! {
+    BoundedBuffered<NotRun<St::Item>> where St: FutureStream, F = St::Item;
+    /// As on the stream without it (see [`BoundedBuffered::max_wait`] on
+    /// `BoundedBuffered<St, K>`): expires waiting items; it does both already, and this sets the setting anew.
+    ///
+    /// # Panics
+    ///
+    /// If the stream has already been polled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use bounded_buffered::{BoundedStreamExt, Shed};
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let mut jobs = stream::iter(0..10u32).map(|n| async move { n }).bounded(2, 2)
+    ///     .shed(Shed::Newest)
+    ///     .max_wait(Duration::from_secs(1))
+    ///     .max_wait(Duration::from_secs(2)); // the last one counts
+    /// assert_eq!(jobs.by_ref().count().await, 10);
+    /// # });
+    /// ```
+    max_wait -> NotRun<St::Item>;
+    /// As on the stream without it (see [`BoundedBuffered::shed`] on
+    /// `BoundedBuffered<St, K>`): sheds instead of waiting; it does both already, and this sets the setting anew.
+    ///
+    /// # Panics
+    ///
+    /// If the stream has already been polled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use bounded_buffered::{BoundedStreamExt, Shed};
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let mut jobs = stream::iter(0..10u32).map(|n| async move { n }).bounded(2, 2)
+    ///     .max_wait(Duration::from_secs(1))
+    ///     .shed(Shed::Oldest)
+    ///     .shed(Shed::Newest); // the last one counts
+    /// assert_eq!(jobs.by_ref().count().await, 10);
+    /// # });
+    /// ```
+    shed -> NotRun<St::Item>;
+}
+
+unstarted_methods! {
+    TryBoundedBuffered<Infallible> where St: TryFutureStream, F = St::Ok;
     /// Expires waiting items, as [`BoundedBuffered::max_wait`] does: an item
     /// that waited longer than `limit` when a worker frees up for it is not
     /// started, and comes back as an [`Expired`] holding its untouched future.
@@ -691,62 +1190,235 @@ impl<St: TryFutureStream, K: Clocking, N> TryBoundedBuffered<St, K, N> {
     /// assert_eq!(expired, 2); // items 2 and 3 waited 20 ms
     /// # }
     /// ```
-    #[track_caller]
-    pub fn max_wait(self, limit: Duration) -> TryBoundedBuffered<St, Clocked, Expired<St::Ok>> {
-        TryBoundedBuffered {
-            source: self.source,
-            core: self.core.max_wait(limit),
-        }
-    }
-
-    /// Lets `controller` set the `workers` limit from what the items show, as
-    /// [`BoundedBuffered::adaptive`] does; `classify` sees each future's
-    /// `Result` (an `Err` that is back-pressure still ends the run).
+    max_wait -> Expired<St::Ok>;
+    /// Sheds instead of waiting: while no waiting item may start and the
+    /// waiting queue is full, the stream keeps pulling from the source instead
+    /// of back-pressuring it, and hands an item back, never polled, as a
+    /// [`Rejected`] inside the run's `Ok` (a rejection does not end the run): the item just pulled ([`Shed::Newest`]), or the oldest
+    /// waiting one, whose place the new item takes ([`Shed::Oldest`]). For a
+    /// source that should never wait (telemetry, market data, a channel fed by
+    /// request handlers that answer "busy" at once).
+    ///
+    /// - An item pulled while a worker is free for it starts, as without
+    ///   shedding: only a full queue sheds.
+    /// - Rejections the consumer has not taken count against an allowance of
+    ///   their own, as many as `waiting` (at least one): while it is used up,
+    ///   nothing more is pulled, so a consumer that stops stops the pulling.
+    ///   **Bound**: with every future blocked, the source has advanced at most
+    ///   `workers + waiting + max(waiting, 1)` items beyond the consumer.
+    /// - Ordered, each item takes its input position when pulled, and a
+    ///   rejection is yielded at it, as an expired item is (never ahead of an
+    ///   item pulled before it); unordered, as it is made.
+    /// - With [`max_wait`](Self::max_wait) too, the stream yields one error type
+    ///   for an item not run, [`NotRun`], with its cause.
+    ///
+    /// [`Stats::rejected`] counts them. Calling it again changes which item
+    /// goes.
     ///
     /// # Panics
     ///
-    /// If the stream was already polled.
+    /// If the stream has already been polled.
     ///
     /// # Examples
     ///
     /// ```
-    /// use bounded_buffered::{Aimd, BoundedStreamExt};
+    /// use std::future::pending;
+    ///
+    /// use bounded_buffered::{BoundedStreamExt, Shed};
     /// use futures::{StreamExt, TryStreamExt, stream};
     ///
     /// # futures::executor::block_on(async {
-    /// let mut replies = stream::iter(0..500u32)
-    ///     .map(|n| Ok::<_, String>(async move { Ok::<_, String>(n) }))
-    ///     .try_bounded(1, 0)
-    ///     .adaptive(Aimd::new(1, 64), |reply: &Result<u32, String>| reply.is_err());
-    /// while replies.try_next().await.expect("no item fails").is_some() {}
-    /// assert_eq!(replies.limits().workers(), 64); // never overloaded
+    /// let mut replies = stream::iter(0..10u32)
+    ///     .map(|n| Ok::<_, String>(async move {
+    ///         if n < 2 {
+    ///             pending::<()>().await;
+    ///         }
+    ///         Ok(n)
+    ///     }))
+    ///     .try_bounded(2, 2)
+    ///     .shed(Shed::Oldest);
+    /// // The run's `Result`, then the item's: shed, not failed.
+    /// let rejected = replies.try_next().await.unwrap().unwrap().unwrap_err();
+    /// assert_eq!(rejected.into_inner().await, Ok(2));
     /// # });
     /// ```
-    #[track_caller]
-    pub fn adaptive<C, F>(self, controller: C, classify: F) -> TryBoundedBuffered<St, Clocked, N>
-    where
-        C: Controller,
-        F: FnMut(&Result<<St::Ok as TryFuture>::Ok, St::Error>) -> bool + Send + 'static,
-    {
-        TryBoundedBuffered {
-            source: self.source,
-            core: self.core.adaptive(controller, classify),
-        }
-    }
+    shed -> Rejected<St::Ok>;
+}
+
+unstarted_methods! {
+    TryBoundedBuffered<Expired<St::Ok>> where St: TryFutureStream, F = St::Ok;
+    /// As on the stream without it (see [`TryBoundedBuffered::max_wait`] on
+    /// `TryBoundedBuffered<St, K>`): expires waiting items; it already expires them, and this sets the limit anew; with `shed`, an item not run comes back as a [`NotRun`].
+    ///
+    /// # Panics
+    ///
+    /// If the stream has already been polled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use bounded_buffered::{BoundedStreamExt, Shed};
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let mut jobs = stream::iter(0..10u32).map(|n| Ok::<_, String>(async move { Ok::<_, String>(n) })).try_bounded(2, 2)
+    ///     .shed(Shed::Newest)
+    ///     .max_wait(Duration::from_secs(1))
+    ///     .max_wait(Duration::from_secs(2)); // the last one counts
+    /// assert_eq!(jobs.by_ref().count().await, 10);
+    /// # });
+    /// ```
+    max_wait -> Expired<St::Ok>;
+    /// As on the stream without it (see [`TryBoundedBuffered::shed`] on
+    /// `TryBoundedBuffered<St, K>`): sheds instead of waiting; it already expires them, and this sets the limit anew; with `shed`, an item not run comes back as a [`NotRun`].
+    ///
+    /// # Panics
+    ///
+    /// If the stream has already been polled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use bounded_buffered::{BoundedStreamExt, Shed};
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let mut jobs = stream::iter(0..10u32).map(|n| Ok::<_, String>(async move { Ok::<_, String>(n) })).try_bounded(2, 2)
+    ///     .max_wait(Duration::from_secs(1))
+    ///     .shed(Shed::Oldest)
+    ///     .shed(Shed::Newest); // the last one counts
+    /// assert_eq!(jobs.by_ref().count().await, 10);
+    /// # });
+    /// ```
+    shed -> NotRun<St::Ok>;
+}
+
+unstarted_methods! {
+    TryBoundedBuffered<Rejected<St::Ok>> where St: TryFutureStream, F = St::Ok;
+    /// As on the stream without it (see [`TryBoundedBuffered::max_wait`] on
+    /// `TryBoundedBuffered<St, K>`): expires waiting items; the stream sheds already, so an item not run comes back as a [`NotRun`], expired or rejected.
+    ///
+    /// # Panics
+    ///
+    /// If the stream has already been polled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use bounded_buffered::{BoundedStreamExt, Shed};
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let mut jobs = stream::iter(0..10u32).map(|n| Ok::<_, String>(async move { Ok::<_, String>(n) })).try_bounded(2, 2)
+    ///     .shed(Shed::Newest)
+    ///     .max_wait(Duration::from_secs(1))
+    ///     .max_wait(Duration::from_secs(2)); // the last one counts
+    /// assert_eq!(jobs.by_ref().count().await, 10);
+    /// # });
+    /// ```
+    max_wait -> NotRun<St::Ok>;
+    /// As on the stream without it (see [`TryBoundedBuffered::shed`] on
+    /// `TryBoundedBuffered<St, K>`): sheds instead of waiting; the stream sheds already, so an item not run comes back as a [`NotRun`], expired or rejected.
+    ///
+    /// # Panics
+    ///
+    /// If the stream has already been polled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use bounded_buffered::{BoundedStreamExt, Shed};
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let mut jobs = stream::iter(0..10u32).map(|n| Ok::<_, String>(async move { Ok::<_, String>(n) })).try_bounded(2, 2)
+    ///     .max_wait(Duration::from_secs(1))
+    ///     .shed(Shed::Oldest)
+    ///     .shed(Shed::Newest); // the last one counts
+    /// assert_eq!(jobs.by_ref().count().await, 10);
+    /// # });
+    /// ```
+    shed -> Rejected<St::Ok>;
+}
+
+unstarted_methods! {
+    TryBoundedBuffered<NotRun<St::Ok>> where St: TryFutureStream, F = St::Ok;
+    /// As on the stream without it (see [`TryBoundedBuffered::max_wait`] on
+    /// `TryBoundedBuffered<St, K>`): expires waiting items; it does both already, and this sets the setting anew.
+    ///
+    /// # Panics
+    ///
+    /// If the stream has already been polled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use bounded_buffered::{BoundedStreamExt, Shed};
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let mut jobs = stream::iter(0..10u32).map(|n| Ok::<_, String>(async move { Ok::<_, String>(n) })).try_bounded(2, 2)
+    ///     .shed(Shed::Newest)
+    ///     .max_wait(Duration::from_secs(1))
+    ///     .max_wait(Duration::from_secs(2)); // the last one counts
+    /// assert_eq!(jobs.by_ref().count().await, 10);
+    /// # });
+    /// ```
+    max_wait -> NotRun<St::Ok>;
+    /// As on the stream without it (see [`TryBoundedBuffered::shed`] on
+    /// `TryBoundedBuffered<St, K>`): sheds instead of waiting; it does both already, and this sets the setting anew.
+    ///
+    /// # Panics
+    ///
+    /// If the stream has already been polled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use bounded_buffered::{BoundedStreamExt, Shed};
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let mut jobs = stream::iter(0..10u32).map(|n| Ok::<_, String>(async move { Ok::<_, String>(n) })).try_bounded(2, 2)
+    ///     .max_wait(Duration::from_secs(1))
+    ///     .shed(Shed::Oldest)
+    ///     .shed(Shed::Newest); // the last one counts
+    /// assert_eq!(jobs.by_ref().count().await, 10);
+    /// # });
+    /// ```
+    shed -> NotRun<St::Ok>;
 }
 
 /// `Stream` and `FusedStream` for one form of a stream type: its item spelled
 /// out, and how what the core settles becomes that item.
 macro_rules! stream_impl {
     (
-        $Stream:ident<$N:ty> where St: $Bound:ident,
+        $Stream:ident<$N:ty> where St: $Bound:ident, F = $F:ty,
         type Item = $Item:ty;
         $settled:ident => $item:expr
     ) => {
         // The item is spelled in the source's own types on purpose: that is
         // what a reader of the docs sees, instead of an alias to look up.
         #[allow(clippy::type_complexity)]
-        impl<St: $Bound, K: Clocking> Stream for $Stream<St, K, $N> {
+        impl<St, K, Q, W> Stream for $Stream<St, K, $N, Q, W>
+        where
+            St: $Bound,
+            K: Clocking,
+            Q: KeyRule<$F>,
+            W: WeightRule<$F>,
+        {
             type Item = $Item;
 
             fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<$Item>> {
@@ -759,14 +1431,26 @@ macro_rules! stream_impl {
             }
         }
 
-        impl<St: $Bound, K: Clocking> FusedStream for $Stream<St, K, $N> {
+        impl<St, K, Q, W> FusedStream for $Stream<St, K, $N, Q, W>
+        where
+            St: $Bound,
+            K: Clocking,
+            Q: KeyRule<$F>,
+            W: WeightRule<$F>,
+        {
             fn is_terminated(&self) -> bool {
                 self.core.is_terminated()
             }
         }
 
         #[allow(clippy::type_complexity)]
-        impl<St: $Bound, K: Clocking> $Stream<St, K, $N> {
+        impl<St, K, Q, W> $Stream<St, K, $N, Q, W>
+        where
+            St: $Bound,
+            K: Clocking,
+            Q: KeyRule<$F>,
+            W: WeightRule<$F>,
+        {
             /// What the core settled, as this form yields it.
             #[inline(always)]
             pub(crate) fn item($settled: Settled<St, <Self as Policied>::Policy, $N>) -> $Item {
@@ -777,7 +1461,7 @@ macro_rules! stream_impl {
 }
 
 stream_impl! {
-    BoundedBuffered<Infallible> where St: FutureStream,
+    BoundedBuffered<Infallible> where St: FutureStream, F = St::Item,
     type Item = <St::Item as Future>::Output;
     settled => match settled {
         Ok(output) => output,
@@ -786,13 +1470,13 @@ stream_impl! {
 }
 
 stream_impl! {
-    BoundedBuffered<Expired<St::Item>> where St: FutureStream,
+    BoundedBuffered<Expired<St::Item>> where St: FutureStream, F = St::Item,
     type Item = Result<<St::Item as Future>::Output, Expired<St::Item>>;
     settled => settled
 }
 
 stream_impl! {
-    TryBoundedBuffered<Infallible> where St: TryFutureStream,
+    TryBoundedBuffered<Infallible> where St: TryFutureStream, F = St::Ok,
     type Item = Result<<St::Ok as TryFuture>::Ok, St::Error>;
     settled => settled.map(|outcome| match outcome {
         Ok(output) => output,
@@ -801,7 +1485,31 @@ stream_impl! {
 }
 
 stream_impl! {
-    TryBoundedBuffered<Expired<St::Ok>> where St: TryFutureStream,
+    TryBoundedBuffered<Expired<St::Ok>> where St: TryFutureStream, F = St::Ok,
     type Item = Result<Result<<St::Ok as TryFuture>::Ok, Expired<St::Ok>>, St::Error>;
+    settled => settled
+}
+
+stream_impl! {
+    BoundedBuffered<Rejected<St::Item>> where St: FutureStream, F = St::Item,
+    type Item = Result<<St::Item as Future>::Output, Rejected<St::Item>>;
+    settled => settled
+}
+
+stream_impl! {
+    BoundedBuffered<NotRun<St::Item>> where St: FutureStream, F = St::Item,
+    type Item = Result<<St::Item as Future>::Output, NotRun<St::Item>>;
+    settled => settled
+}
+
+stream_impl! {
+    TryBoundedBuffered<Rejected<St::Ok>> where St: TryFutureStream, F = St::Ok,
+    type Item = Result<Result<<St::Ok as TryFuture>::Ok, Rejected<St::Ok>>, St::Error>;
+    settled => settled
+}
+
+stream_impl! {
+    TryBoundedBuffered<NotRun<St::Ok>> where St: TryFutureStream, F = St::Ok,
+    type Item = Result<Result<<St::Ok as TryFuture>::Ok, NotRun<St::Ok>>, St::Error>;
     settled => settled
 }

@@ -43,6 +43,13 @@ impl Counts {
         self.totals.peak_held = self.totals.peak_held.max(held);
     }
 
+    /// A waiting item was shed; `held` outputs are held now, its outcome
+    /// included.
+    pub(super) fn rejected(&mut self, held: usize) {
+        self.totals.rejected += 1;
+        self.totals.peak_held = self.totals.peak_held.max(held);
+    }
+
     /// A snapshot, given the current waiting and held counts.
     pub(super) fn stats(&self, waiting: usize, held: usize) -> Stats {
         Stats {

@@ -174,18 +174,20 @@ use futures_core::stream::{FusedStream, Stream};
 
 use std::convert::Infallible;
 
-use futures_core::{Future, TryFuture};
+use futures_core::Future;
 
 use self::run::Spec;
 use self::shared::{Consumer, Shared};
 use self::state::{Handout, Start};
+use crate::admission::{Admits, KeyRule, WeightRule};
 use crate::bounded::{BoundedBuffered, Outcome, Parts, Settled, TryBoundedBuffered};
 use crate::budget::Budgets;
 use crate::clock::Clocking;
 use crate::expiry::{Expired, Unstarted};
 use crate::failure::Policy;
-use crate::items::{FutureStream, TryFutureStream};
+use crate::items::{FutureStream, SendFutureStream, SendTryFutureStream, TryFutureStream};
 use crate::limits::{self, Limits, Signal};
+use crate::shed::{NotRun, Rejected};
 use crate::stats::Stats;
 use crate::sync::Arc;
 use crate::timings::Timings;
@@ -217,8 +219,14 @@ pub trait Spawnable: Stream + sealed::Sealed {
 
 /// `spawn_on`, for both stream types.
 macro_rules! spawn_on {
-    ($Stream:ident, $Bound:ident) => {
-        impl<St: $Bound, K: Clocking, N> $Stream<St, K, N> {
+    ($Stream:ident, $Bound:ident, $F:ty) => {
+        impl<St, K, N, Q, W> $Stream<St, K, N, Q, W>
+        where
+            St: $Bound,
+            K: Clocking,
+            Q: KeyRule<$F>,
+            W: WeightRule<$F>,
+        {
             /// Runs the same budgets with the futures in worker tasks on `executor`,
             /// so they make progress while the consumer is busy elsewhere, and run in
             /// parallel on a multi-threaded executor.
@@ -309,15 +317,21 @@ macro_rules! spawn_on {
     };
 }
 
-spawn_on!(BoundedBuffered, FutureStream);
-spawn_on!(TryBoundedBuffered, TryFutureStream);
+spawn_on!(BoundedBuffered, FutureStream, St::Item);
+spawn_on!(TryBoundedBuffered, TryFutureStream, St::Ok);
 
 /// [`Spawnable`] for one form of a stream type, with its bounds.
 macro_rules! spawnable {
-    ($Stream:ident<$N:ty> where $($bounds:tt)*) => {
-        impl<St, K: Clocking> sealed::Sealed for $Stream<St, K, $N> where $($bounds)* {}
+    ($Stream:ident<$N:ty> where $F:ty, $($bounds:tt)*) => {
+        impl<St, K: Clocking, Q: KeyRule<$F>, W: WeightRule<$F>> sealed::Sealed
+            for $Stream<St, K, $N, Q, W>
+        where
+            $($bounds)*
+        {
+        }
 
-        impl<St, K: Clocking> Spawnable for $Stream<St, K, $N>
+        impl<St, K: Clocking, Q: KeyRule<$F>, W: WeightRule<$F>> Spawnable
+            for $Stream<St, K, $N, Q, W>
         where
             $($bounds)*
         {
@@ -329,27 +343,35 @@ macro_rules! spawnable {
     };
 }
 
-spawnable!(BoundedBuffered<Infallible> where
-    St: FutureStream<Item: Send> + Send + 'static,
-    <St::Item as Future>::Output: Send,
+spawnable!(BoundedBuffered<Infallible> where St::Item,
+    St: SendFutureStream,
 );
-spawnable!(BoundedBuffered<Expired<St::Item>> where
-    St: FutureStream<Item: Send> + Send + 'static,
-    <St::Item as Future>::Output: Send,
+spawnable!(BoundedBuffered<Expired<St::Item>> where St::Item,
+    St: SendFutureStream,
 );
-spawnable!(TryBoundedBuffered<Infallible> where
-    St: TryFutureStream<Ok: Send, Error: Send> + Send + 'static,
-    <St::Ok as TryFuture>::Ok: Send,
+spawnable!(BoundedBuffered<Rejected<St::Item>> where St::Item,
+    St: SendFutureStream,
 );
-spawnable!(TryBoundedBuffered<Expired<St::Ok>> where
-    St: TryFutureStream<Ok: Send, Error: Send> + Send + 'static,
-    <St::Ok as TryFuture>::Ok: Send,
+spawnable!(BoundedBuffered<NotRun<St::Item>> where St::Item,
+    St: SendFutureStream,
+);
+spawnable!(TryBoundedBuffered<Infallible> where St::Ok,
+    St: SendTryFutureStream,
+);
+spawnable!(TryBoundedBuffered<Expired<St::Ok>> where St::Ok,
+    St: SendTryFutureStream,
+);
+spawnable!(TryBoundedBuffered<Rejected<St::Ok>> where St::Ok,
+    St: SendTryFutureStream,
+);
+spawnable!(TryBoundedBuffered<NotRun<St::Ok>> where St::Ok,
+    St: SendTryFutureStream,
 );
 
 /// Starts spawned mode from a never-polled stream's parts; `item` turns what
 /// the tasks settle into the stream's items.
-fn spawn_parts<S, P, K, N, T>(
-    parts: Parts<S, P, K>,
+fn spawn_parts<S, P, K, N, A, T>(
+    parts: Parts<S, P, K, A>,
     executor: Box<dyn Spawner>,
     item: impl Fn(Settled<S, P, N>) -> T + Send + Sync + 'static,
 ) -> Spawned<T>
@@ -363,6 +385,7 @@ where
     Outcome<S, P, N>: Send + 'static,
     Settled<S, P, N>: Send + 'static,
     K: Clocking,
+    A: Admits<P::Source>,
     T: Send + 'static,
 {
     let Parts {
@@ -372,13 +395,17 @@ where
         limits,
         clock,
         adaptive,
+        admission,
+        shed,
     } = parts;
-    let shared = Arc::new(Shared::<Spec<S, P, K, N>>::new(Start {
+    let shared = Arc::new(Shared::<Spec<S, P, K, N, A>>::new(Start {
         source,
         budgets,
         clock,
         adaptive,
         limits: limits.clone(),
+        admission,
+        shed,
     }));
     if closed {
         shared.close();

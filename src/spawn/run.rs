@@ -15,10 +15,12 @@ use std::time::Duration;
 
 use futures_core::Stream;
 
+use crate::admission::Admits;
 use crate::bounded::Settled;
 use crate::clock::Clocking;
 use crate::expiry::{Expired, Unstarted};
 use crate::failure::Policy;
+use crate::shed::Rejected;
 
 /// The types of one spawned stream, and the policy's and expiry's rules on them.
 pub(crate) trait Run: 'static {
@@ -37,10 +39,28 @@ pub(crate) trait Run: 'static {
     type Item: Send + 'static;
     /// Whether the stream reads a clock, and what it measures.
     type Clock: Clocking;
+    /// The caller's future inside a waiting or running item: what the key and
+    /// weight rules read.
+    type Unit;
+    /// The key and weight rules.
+    type Admission: Admits<Self::Unit>;
     /// Whether an error may end the run (`try_bounded`).
     const FALLIBLE: bool;
     /// Whether a waiting item may expire (`max_wait`).
     const EXPIRES: bool;
+    /// Whether an item may be shed (`shed`).
+    const REJECTS: bool;
+
+    /// The caller's future inside `future`.
+    fn unit(future: &Self::Future) -> &Self::Unit;
+
+    /// The outcome of an item that was shed; the item back if this stream's
+    /// outcomes cannot hold a rejection (never asked: such a stream does not
+    /// shed).
+    fn reject(future: Self::Future) -> Result<Self::Outcome, Self::Future>;
+
+    /// Whether an outcome is a rejected item.
+    fn is_rejected(outcome: &Self::Outcome) -> bool;
 
     /// Pulls the next item: a future to run, or an error.
     fn poll_source(
@@ -69,14 +89,14 @@ pub(crate) trait Run: 'static {
 /// [`Run`] for a stream of source `S`, failure policy `P`, clocking `K` and
 /// unstarted items `N`. Holds nothing: a marker that is `Send + Sync` whatever
 /// its parameters are.
-pub(crate) struct Spec<S, P, K, N>(PhantomData<Marker<S, P, K, N>>);
+pub(crate) struct Spec<S, P, K, N, A>(PhantomData<Marker<S, P, K, N, A>>);
 
-type Marker<S, P, K, N> = fn() -> (S, P, K, N);
+type Marker<S, P, K, N, A> = fn() -> (S, P, K, N, A);
 
 /// What the stream holds per item.
 type Outcome<S, P, N> = crate::bounded::Outcome<S, P, N>;
 
-impl<S, P, K, N> Run for Spec<S, P, K, N>
+impl<S, P, K, N, A> Run for Spec<S, P, K, N, A>
 where
     S: Stream + Send + 'static,
     P: Policy<S> + 'static,
@@ -87,6 +107,7 @@ where
     Outcome<S, P, N>: Send + 'static,
     Settled<S, P, N>: Send + 'static,
     K: Clocking,
+    A: Admits<P::Source>,
 {
     type Source = S;
     type Future = P::Future;
@@ -95,8 +116,27 @@ where
     type Outcome = Outcome<S, P, N>;
     type Item = Settled<S, P, N>;
     type Clock = K;
+    type Unit = P::Source;
+    type Admission = A;
     const FALLIBLE: bool = P::FALLIBLE;
     const EXPIRES: bool = N::EXPIRES;
+    const REJECTS: bool = N::REJECTS;
+
+    #[inline(always)]
+    fn unit(future: &P::Future) -> &P::Source {
+        P::source_ref(future)
+    }
+
+    fn reject(future: P::Future) -> Result<Self::Outcome, P::Future> {
+        N::rejected(Rejected::new(P::into_source(future)))
+            .map(Err)
+            .map_err(|rejected| P::from_source(rejected.into_inner()))
+    }
+
+    #[inline(always)]
+    fn is_rejected(outcome: &Self::Outcome) -> bool {
+        N::REJECTS && outcome.as_ref().is_err_and(Unstarted::is_rejected)
+    }
 
     #[inline(always)]
     fn poll_source(
@@ -119,7 +159,10 @@ where
 
     #[inline(always)]
     fn is_expired(outcome: &Self::Outcome) -> bool {
-        N::EXPIRES && outcome.is_err()
+        N::EXPIRES
+            && outcome
+                .as_ref()
+                .is_err_and(|unstarted| !unstarted.is_rejected())
     }
 
     #[inline(always)]

@@ -21,16 +21,25 @@ use super::run::Run;
 use super::source::{Pulled, Source};
 use super::tasks::{TaskHandle, Tasks};
 use crate::adaptive::Adjust;
+use crate::admission::Admits;
 use crate::budget::Budgets;
 use crate::clock::Clocking;
 use crate::held::Held;
 use crate::limits;
+use crate::shed::{self, Shed};
 use crate::stats::{self, Stats};
 use crate::sync::Arc;
 use crate::timings::Timings;
 
 /// When something happened to an item: `()` unless the stream reads a clock.
 pub(super) type Stamp<R> = <<R as Run>::Clock as Clocking>::Stamp;
+
+/// What a running item carries until it completes: when it started, and its
+/// admission ticket (`((), ((), ()))` for a plain stream).
+pub(super) type Started<R> = (
+    Stamp<R>,
+    <<R as Run>::Admission as Admits<<R as Run>::Unit>>::Ticket,
+);
 
 /// Why the stream cannot go on.
 pub(super) enum Failure {
@@ -42,8 +51,9 @@ pub(super) enum Failure {
 
 /// What a worker task does next.
 pub(super) enum Next<R: Run> {
-    /// Run this future, the item at this input position, started at this time.
-    Run(u64, Stamp<R>, R::Future),
+    /// Run this future, the item at this input position, started at this
+    /// time, with this admission ticket.
+    Run(u64, Started<R>, R::Future),
     /// Nothing to start: sleep until woken.
     Park,
     /// The stream was cancelled: end the task.
@@ -134,6 +144,17 @@ pub(super) struct State<R: Run> {
     /// How many held outcomes are expired items (always 0 without `max_wait`):
     /// they count against the waiting budget, not the workers'.
     held_expired: usize,
+    /// How many held outcomes are rejected items (always 0 without `shed`):
+    /// they count against the rejection allowance ([`crate::shed`]).
+    held_rejected: usize,
+    /// The input positions of the waiting items, side by side with them, when
+    /// an ordered stream with keys, weights or shedding takes them at the
+    /// pull (as in place: [`State::seated`]).
+    seats: VecDeque<u64>,
+    /// The key and weight rules.
+    admission: R::Admission,
+    /// Which item a shedding stream hands back.
+    shed: Shed,
     /// Ordered: the input position of the next output to hand out, so a
     /// completion wakes the consumer only when it can take something.
     front: u64,
@@ -169,6 +190,8 @@ pub(super) struct Start<R: Run> {
     pub(super) clock: R::Clock,
     pub(super) adaptive: Adjust<R::Output>,
     pub(super) limits: Option<std::sync::Arc<limits::Shared>>,
+    pub(super) admission: R::Admission,
+    pub(super) shed: Shed,
 }
 
 impl<R: Run> State<R> {
@@ -179,6 +202,8 @@ impl<R: Run> State<R> {
             clock,
             adaptive,
             limits,
+            admission,
+            shed,
         } = start;
         Self {
             budgets,
@@ -190,6 +215,10 @@ impl<R: Run> State<R> {
                 Held::unordered()
             },
             held_expired: 0,
+            held_rejected: 0,
+            seats: VecDeque::new(),
+            admission,
+            shed,
             front: 0,
             counts: Counts::default(),
             tasks: Tasks::new(),
@@ -229,10 +258,28 @@ impl<R: Run> State<R> {
     }
 
     pub(super) fn stats(&self) -> Stats {
+        let waiting = self.waiting.iter().map(|(_, future)| R::unit(future));
+        let (keys_running, blocked_by_key, weights) = if R::Admission::APPLIES {
+            self.admission.report(waiting)
+        } else {
+            (0, 0, [0; 4])
+        };
+        let [
+            running_weight,
+            waiting_weight,
+            peak_running_weight,
+            peak_waiting_weight,
+        ] = weights;
         Stats {
             workers_limit: self.budgets.workers,
             waiting_limit: self.budgets.waiting,
             paused: self.budgets.workers == 0,
+            keys_running,
+            blocked_by_key,
+            running_weight,
+            waiting_weight,
+            peak_running_weight,
+            peak_waiting_weight,
             ..self.counts.stats(self.waiting.len(), self.held.len())
         }
     }
@@ -294,12 +341,17 @@ impl<R: Run> State<R> {
             self.front += 1;
             self.clock.handed_out(completed);
             let expired = R::is_expired(&outcome);
+            let rejected = R::is_rejected(&outcome);
             if expired {
                 self.held_expired -= 1;
             }
+            if rejected {
+                self.held_rejected -= 1;
+            }
             self.dispatch(&mut deferred);
-            if expired {
-                // It held a waiting place (unordered), which is free now.
+            if expired || rejected {
+                // It held a waiting place (unordered), or a rejection's
+                // allowance, which is free now.
                 self.send_to_refill(&mut deferred);
             }
             return (Handout::Output(R::ok(outcome)), deferred);
@@ -388,7 +440,7 @@ impl<R: Run> State<R> {
         &mut self,
         index: usize,
         position: u64,
-        started: Stamp<R>,
+        (started, ticket): Started<R>,
         output: R::Output,
         cx: &mut Context<'_>,
     ) -> (Result<Next<R>, R::Output>, Deferred<R>) {
@@ -396,12 +448,13 @@ impl<R: Run> State<R> {
         if self.cancelled {
             return (Err(output), deferred);
         }
+        self.admission.finished(ticket);
         let completed = self.clock.completed(started);
         // Only a clock that measures runs answers: the branch is gone from a
         // stream without one.
         if let Some(run) = self.clock.run_of(started, completed) {
             // Still counted as active: the counts while it ran.
-            let counts = (self.counts.active, self.held.len(), self.held_expired);
+            let counts = (self.counts.active, self.held.len(), self.held_unstarted());
             self.adaptive
                 .observe(&output, run, counts, &mut self.budgets, &self.limits);
         }
@@ -474,6 +527,8 @@ impl<R: Run> State<R> {
         if mem::replace(&mut self.cancelled, true) {
             return None;
         }
+        self.seats.clear();
+        self.admission.clear();
         Some(Box::new(Leftovers {
             source: self.source.take(),
             waiting: mem::take(&mut self.waiting),
@@ -500,7 +555,81 @@ impl<R: Run> State<R> {
     /// Whether one more item may start now.
     fn may_start(&self) -> bool {
         self.budgets
-            .may_start(self.counts.active, self.held.len(), self.held_expired)
+            .may_start(self.counts.active, self.held.len(), self.held_unstarted())
+    }
+
+    /// Held outcomes that take no worker: expired and rejected items (a
+    /// constant 0 without `max_wait` and `shed`).
+    #[inline(always)]
+    fn held_unstarted(&self) -> usize {
+        let expired = if R::EXPIRES { self.held_expired } else { 0 };
+        let rejected = if R::REJECTS { self.held_rejected } else { 0 };
+        expired + rejected
+    }
+
+    /// Whether keys, weights or shedding apply: then every item is pulled into
+    /// a waiting place and started from there ([`crate::admission`]).
+    #[inline(always)]
+    fn admitted() -> bool {
+        R::Admission::APPLIES || R::REJECTS
+    }
+
+    /// Whether the ordered stream takes its items' input positions at the
+    /// pull (see `Core::seated` in place).
+    fn seated(&self) -> bool {
+        Self::admitted() && self.budgets.window.is_some()
+    }
+
+    /// Whether one more item may be pulled into a waiting place of an
+    /// admitted stream: a place free (at least one) and the weight waiting
+    /// below its budget.
+    fn may_queue_admitted(&self) -> bool {
+        let place = if R::Admission::APPLIES {
+            self.budgets
+                .may_queue_seated(self.waiting.len(), self.held_expired)
+        } else {
+            self.may_queue()
+        };
+        place && self.admission.may_queue()
+    }
+
+    /// The waiting item the rules let start now, if any (see `Core::pick` in
+    /// place).
+    fn pick(&self) -> Option<usize> {
+        let limit = self
+            .budgets
+            .window
+            .map(|window| self.held.front().saturating_add(window as u64));
+        let seats = &self.seats;
+        let items = self.waiting.iter().enumerate().map(|(at, (_, future))| {
+            let in_window =
+                limit.is_none_or(|limit| seats.get(at).is_none_or(|&seat| seat < limit));
+            (R::unit(future), in_window)
+        });
+        self.admission.pick(items)
+    }
+
+    /// Whether a task sent now could start something: a start is free and
+    /// there is an item it may start, or it may pull one (rule 2's "a start
+    /// free with an item for it").
+    fn has_work(&self) -> bool {
+        if !Self::admitted() {
+            return !self.waiting.is_empty() || self.source.may_pull();
+        }
+        self.pick().is_some()
+            || (self.source.may_pull()
+                && (self.may_queue_admitted()
+                    || (R::REJECTS && shed::may_shed(self.held_rejected, self.budgets.waiting))))
+    }
+
+    /// Whether a task sent now could pull ahead (the refill, rule 2): a
+    /// waiting place free, or (shedding) the queue full with rejections left.
+    fn may_pull_ahead(&self) -> bool {
+        if !Self::admitted() {
+            return self.may_queue();
+        }
+        self.may_queue_admitted()
+            || (R::REJECTS && shed::may_shed(self.held_rejected, self.budgets.waiting))
     }
 
     /// Whether one more item may be pulled into the waiting queue now.
@@ -560,7 +689,7 @@ impl<R: Run> State<R> {
     /// waiting items, dropped once the lock is released, and the task stops.
     #[cold]
     fn unstart(&mut self, next: Next<R>, deferred: &mut Deferred<R>) -> Next<R> {
-        if let Next::Run(_, started, future) = next {
+        if let Next::Run(_, (started, _), future) = next {
             // The cancellation was made in this section: its leftovers are here.
             match &mut deferred.cancelled {
                 Some(leftovers) => leftovers.waiting.push_back((started, future)),
@@ -581,14 +710,17 @@ impl<R: Run> State<R> {
         index: usize,
         cx: &mut Context<'_>,
         deferred: &mut Deferred<R>,
-    ) -> Option<(u64, Stamp<R>, R::Future)> {
+    ) -> Option<(u64, Started<R>, R::Future)> {
+        if Self::admitted() {
+            return self.start_admitted(index, cx, deferred);
+        }
         loop {
             if !self.may_start() {
                 return None;
             }
             let future = match self.waiting.pop_front() {
                 Some((pulled, future)) => match self.clock.pick_up(pulled, R::EXPIRES) {
-                    Some(waited) => match self.expire(future, waited, deferred) {
+                    Some(waited) => match self.expire(future, waited, None, deferred) {
                         Ok(()) => continue,
                         // A stream whose items cannot come back never has a
                         // `max_wait`: not reached, but total.
@@ -602,9 +734,139 @@ impl<R: Run> State<R> {
                     future
                 }
             };
-            let position = self.held.begin();
-            self.counts.started();
-            return Some((position, self.clock.stamp(), future));
+            return Some(self.started(future, None));
+        }
+    }
+
+    /// Counts `future` as started, at input position `seat` if it took one
+    /// when pulled (else the next), and takes its admission ticket.
+    fn started(&mut self, future: R::Future, seat: Option<u64>) -> (u64, Started<R>, R::Future) {
+        let position = match seat {
+            Some(seat) => seat,
+            None => self.held.begin(),
+        };
+        self.counts.started();
+        let ticket = self.admission.started(R::unit(&future));
+        (position, (self.clock.stamp(), ticket), future)
+    }
+
+    /// [`State::start`] for a stream with keys, weights or shedding (the
+    /// rules are in [`crate::admission`] and [`crate::shed`]; the in-place
+    /// `Core::fill_admitted` follows them the same way): the oldest waiting
+    /// item the rules allow, from anywhere in the queue; else one pulled into a
+    /// free waiting place, which may start at once; else, shedding, one pulled
+    /// past the full queue, which starts if the rules allow, or one item is
+    /// handed back and the search goes on.
+    fn start_admitted(
+        &mut self,
+        index: usize,
+        cx: &mut Context<'_>,
+        deferred: &mut Deferred<R>,
+    ) -> Option<(u64, Started<R>, R::Future)> {
+        loop {
+            if !self.may_start() {
+                return None;
+            }
+            if let Some(at) = self.pick() {
+                let (pulled, future, seat) = self.unqueue(at);
+                let future = match self.clock.pick_up(pulled, R::EXPIRES) {
+                    Some(waited) => match self.expire(future, waited, seat, deferred) {
+                        Ok(()) => continue,
+                        Err(future) => future,
+                    },
+                    None => future,
+                };
+                return Some(self.started(future, seat));
+            }
+            if self.may_queue_admitted() {
+                let future = self.pull(index, cx, deferred)?;
+                self.queue(future, None);
+                continue;
+            }
+            if !(R::REJECTS && shed::may_shed(self.held_rejected, self.budgets.waiting)) {
+                return None;
+            }
+            let future = self.pull(index, cx, deferred)?;
+            let seat = self.seated().then(|| self.held.begin());
+            if self.may_start_now(&future, seat) {
+                self.clock.started_at_once();
+                return Some(self.started(future, seat));
+            }
+            self.shed_one(future, seat, deferred);
+        }
+    }
+
+    /// Whether the rules let `future`, just pulled and at input position
+    /// `seat`, start at once.
+    fn may_start_now(&self, future: &R::Future, seat: Option<u64>) -> bool {
+        let in_window = match (self.budgets.window, seat) {
+            (Some(window), Some(at)) => at < self.held.front().saturating_add(window as u64),
+            _ => true,
+        };
+        self.admission
+            .pick(std::iter::once((R::unit(future), in_window)))
+            .is_some()
+    }
+
+    /// Puts a pulled item in the waiting queue, at input position `seat` if
+    /// it took one, else at one taken now when the stream is seated.
+    fn queue(&mut self, future: R::Future, seat: Option<u64>) {
+        let pulled = self.clock.stamp_pulled();
+        self.admission.queued(R::unit(&future));
+        if self.seated() {
+            let seat = seat.unwrap_or_else(|| self.held.begin());
+            self.seats.push_back(seat);
+        }
+        self.waiting.push_back((pulled, future));
+        self.counts.queued(self.waiting.len());
+    }
+
+    /// Takes the waiting item at `at` out of the queue, with its position if
+    /// it has one.
+    fn unqueue(&mut self, at: usize) -> (Stamp<R>, R::Future, Option<u64>) {
+        let (pulled, future) = self.waiting.remove(at).expect("a waiting item");
+        let seat = if self.seated() {
+            self.seats.remove(at)
+        } else {
+            None
+        };
+        self.admission.unqueued(R::unit(&future));
+        (pulled, future, seat)
+    }
+
+    /// Sheds one item ([`crate::shed`]): the one just pulled (`Newest`), or
+    /// the oldest waiting one, whose place the new one takes (`Oldest`).
+    fn shed_one(&mut self, future: R::Future, seat: Option<u64>, deferred: &mut Deferred<R>) {
+        match (self.shed, self.waiting.is_empty()) {
+            (Shed::Oldest, false) => {
+                let (_, oldest, oldest_seat) = self.unqueue(0);
+                self.reject(oldest, oldest_seat, deferred);
+                self.queue(future, seat);
+            }
+            _ => self.reject(future, seat, deferred),
+        }
+    }
+
+    /// Hands an item back to the consumer unstarted, as a rejection, at input
+    /// position `seat` when ordered (else in completion order).
+    #[cold]
+    fn reject(&mut self, future: R::Future, seat: Option<u64>, deferred: &mut Deferred<R>) {
+        let outcome = match R::reject(future) {
+            Ok(outcome) => outcome,
+            // A stream whose items cannot be rejected does not shed: not
+            // reached, but total (the item waits, over the budget by one).
+            Err(future) => return self.queue(future, seat),
+        };
+        let position = match seat {
+            Some(seat) => seat,
+            None => self.held.begin(),
+        };
+        let stamp = self.clock.stamp();
+        self.held.complete(position, (stamp, outcome));
+        self.held_rejected += 1;
+        self.counts.rejected(self.held.len());
+        if self.budgets.window.is_none() || position == self.front {
+            self.wake_consumer(deferred);
         }
     }
 
@@ -615,10 +877,14 @@ impl<R: Run> State<R> {
         &mut self,
         future: R::Future,
         waited: Duration,
+        seat: Option<u64>,
         deferred: &mut Deferred<R>,
     ) -> Result<(), R::Future> {
         let outcome = R::expire(future, waited)?;
-        let position = self.held.begin();
+        let position = match seat {
+            Some(seat) => seat,
+            None => self.held.begin(),
+        };
         let stamp = self.clock.stamp();
         self.held.complete(position, (stamp, outcome));
         self.held_expired += 1;
@@ -644,6 +910,7 @@ impl<R: Run> State<R> {
         self.held
             .keep_in_order_prefix(|output| unyieldable.push(output));
         self.held_expired = self.held.count(|(_, outcome)| R::is_expired(outcome));
+        self.held_rejected = self.held.count(|(_, outcome)| R::is_rejected(outcome));
         let mut leftovers = self.cancel();
         if let Some(leftovers) = &mut leftovers {
             leftovers.held = unyieldable;
@@ -655,6 +922,9 @@ impl<R: Run> State<R> {
     /// the task sent for it pulls its item itself, so no item waits while a
     /// worker could run it (the in-place order: start, then top up).
     fn top_up(&mut self, index: usize, cx: &mut Context<'_>, deferred: &mut Deferred<R>) {
+        if Self::admitted() {
+            return self.top_up_admitted(index, cx, deferred);
+        }
         if self.cancelled || self.may_start() {
             return;
         }
@@ -665,6 +935,34 @@ impl<R: Run> State<R> {
             let pulled = self.clock.stamp_pulled();
             self.waiting.push_back((pulled, future));
             self.counts.queued(self.waiting.len());
+        }
+    }
+
+    /// [`State::top_up`] for a stream with keys, weights or shedding: fills
+    /// the free waiting places (an item there that may start is sent for by
+    /// the dispatch); then, shedding with no start free, pulls past the full
+    /// queue while the rejection allowance lasts, handing one item back each
+    /// time.
+    fn top_up_admitted(&mut self, index: usize, cx: &mut Context<'_>, deferred: &mut Deferred<R>) {
+        if self.cancelled {
+            return;
+        }
+        while self.may_queue_admitted() {
+            let Some(future) = self.pull(index, cx, deferred) else {
+                return;
+            };
+            self.queue(future, None);
+        }
+        while R::REJECTS
+            && !self.cancelled
+            && !self.may_start()
+            && shed::may_shed(self.held_rejected, self.budgets.waiting)
+        {
+            let Some(future) = self.pull(index, cx, deferred) else {
+                return;
+            };
+            let seat = self.seated().then(|| self.held.begin());
+            self.shed_one(future, seat, deferred);
         }
     }
 
@@ -711,11 +1009,7 @@ impl<R: Run> State<R> {
     /// next one itself if work is left once it took its item, so a burst of
     /// freed starts costs one wake, not one per start.
     fn dispatch(&mut self, deferred: &mut Deferred<R>) {
-        if self.cancelled
-            || self.tasks.is_searching()
-            || !self.may_start()
-            || (self.waiting.is_empty() && !self.source.may_pull())
-        {
+        if self.cancelled || self.tasks.is_searching() || !self.may_start() || !self.has_work() {
             return;
         }
         if let Some(waker) = self.tasks.wake_idle() {
@@ -736,8 +1030,8 @@ impl<R: Run> State<R> {
     fn send_to_refill(&mut self, deferred: &mut Deferred<R>) {
         if self.cancelled
             || self.tasks.is_searching()
-            || self.may_start()
-            || !self.may_queue()
+            || (self.may_start() && self.has_work())
+            || !self.may_pull_ahead()
             || !self.source.may_pull()
         {
             return;

@@ -10,7 +10,7 @@ use pin_project_lite::pin_project;
 
 use super::run::Run;
 use super::shared::Shared;
-use super::state::{Failure, Next, Stamp};
+use super::state::{Failure, Next, Started};
 use super::tasks::TaskHandle;
 use crate::sync::Arc;
 
@@ -28,7 +28,7 @@ pin_project! {
         // The input position of the item running here (the ordered store needs it).
         position: u64,
         // When it started, if the stream reads a clock.
-        started: Stamp<R>,
+        started: Started<R>,
         #[pin]
         running: Option<R::Future>,
         // Returned `Ready`: cancelled, or failed.
@@ -58,7 +58,7 @@ impl<R: Run> Worker<R> {
             handle,
             index,
             position: 0,
-            started: Stamp::<R>::default(),
+            started: Started::<R>::default(),
             running: None,
             finished: false,
         }
@@ -123,7 +123,7 @@ fn run<R: Run>(
     shared: &Arc<Shared<R>>,
     handle: &TaskHandle,
     index: usize,
-    (position, started): (&mut u64, &mut Stamp<R>),
+    (position, started): (&mut u64, &mut Started<R>),
     mut running: Pin<&mut Option<R::Future>>,
     cx: &mut Context<'_>,
 ) -> Poll<()> {

@@ -1,0 +1,138 @@
+//! Admission beyond counts: which waiting item a free worker starts, and
+//! whether the source may be pulled, by the items' keys ([`keyed`]) and
+//! weights ([`weighted`]). Each rule is written once, in its module, and both
+//! modes call it through [`Admission`]; a stream that uses neither has
+//! [`Unkeyed`] and [`Unweighted`], whose every branch compiles away, and runs
+//! the count rules of [`crate::budget`] alone.
+//!
+//! With either, an item is pulled into a free waiting place only, never
+//! straight into a worker: whether it may start is known only once it is
+//! pulled (its key, its weight), and one that may not must have somewhere to
+//! wait. Pulled and allowed, it starts at once, having waited no time. So a
+//! stream with keys or weights has at least one waiting place.
+
+mod keyed;
+mod weighted;
+
+pub use self::keyed::{KeyOf, KeyRule, Keyed, PerKey, Unkeyed};
+pub use self::weighted::{Unweighted, WeightOf, WeightRule, Weighted, Weights};
+
+pub(crate) mod sealed {
+    pub trait Sealed {}
+}
+
+/// The key and weight rules of one stream, together: what the drivers ask
+/// (through [`Admits`]).
+#[derive(Debug, Default)]
+pub(crate) struct Admission<Q, W> {
+    pub(crate) keys: Q,
+    pub(crate) weights: W,
+}
+
+/// The rules beyond counts, for items of type `F`, as the drivers call them.
+pub(crate) trait Admits<F>: Send + Sync + Unpin + 'static {
+    /// What a running item carries for the rules until it completes.
+    type Ticket: Copy + Default + Send + Sync + Unpin + 'static;
+    /// Whether any rule beyond the counts applies: with `false`, every branch
+    /// on them compiles away and the stream runs the count rules alone.
+    const APPLIES: bool;
+
+    /// The waiting item a free worker starts: the oldest whose key is below
+    /// its limit, if it fits the running weight. Weights go first come, first
+    /// served, so a key-eligible item that does not fit stops the search.
+    /// `items` are the waiting items, oldest first, each with whether the
+    /// ordered window lets it start.
+    fn pick<'a>(&self, items: impl Iterator<Item = (&'a F, bool)>) -> Option<usize>
+    where
+        F: 'a;
+
+    /// Whether the rules let one more item be pulled into the queue (the
+    /// count rule aside).
+    fn may_queue(&self) -> bool;
+
+    /// `item` entered the waiting queue.
+    fn queued(&mut self, item: &F);
+
+    /// `item` left the waiting queue: to start (then [`started`](Self::started)
+    /// follows), expired, shed or dropped.
+    fn unqueued(&mut self, item: &F);
+
+    /// `item` starts; returns its ticket.
+    fn started(&mut self, item: &F) -> Self::Ticket;
+
+    /// The item with `ticket` completed.
+    fn finished(&mut self, ticket: Self::Ticket);
+
+    /// Every item is gone (fail fast): forget them all.
+    fn clear(&mut self);
+
+    /// Keys with an item running, the waiting items whose key is at its limit
+    /// among `waiting`, and the weights in use (see [`WeightRule::in_use`]).
+    fn report<'a>(&self, waiting: impl Iterator<Item = &'a F>) -> (usize, usize, [u64; 4])
+    where
+        F: 'a;
+}
+
+impl<F, Q: KeyRule<F>, W: WeightRule<F>> Admits<F> for Admission<Q, W> {
+    type Ticket = (Q::Ticket, W::Ticket);
+    const APPLIES: bool = Q::KEYED || W::WEIGHTED;
+
+    #[inline]
+    fn pick<'a>(&self, items: impl Iterator<Item = (&'a F, bool)>) -> Option<usize>
+    where
+        F: 'a,
+    {
+        for (index, (item, in_window)) in items.enumerate() {
+            if !self.keys.may_start(item) {
+                continue;
+            }
+            return (in_window && self.weights.may_start(item)).then_some(index);
+        }
+        None
+    }
+
+    #[inline(always)]
+    fn may_queue(&self) -> bool {
+        self.weights.may_queue()
+    }
+
+    #[inline(always)]
+    fn queued(&mut self, item: &F) {
+        self.keys.queued(item);
+        self.weights.queued(item);
+    }
+
+    #[inline(always)]
+    fn unqueued(&mut self, item: &F) {
+        self.keys.unqueued(item);
+        self.weights.unqueued(item);
+    }
+
+    #[inline(always)]
+    fn started(&mut self, item: &F) -> Self::Ticket {
+        (self.keys.started(item), self.weights.started(item))
+    }
+
+    #[inline(always)]
+    fn finished(&mut self, (key, weight): Self::Ticket) {
+        self.keys.finished(key);
+        self.weights.finished(weight);
+    }
+
+    fn clear(&mut self) {
+        self.keys.clear();
+        self.weights.clear();
+    }
+
+    fn report<'a>(&self, waiting: impl Iterator<Item = &'a F>) -> (usize, usize, [u64; 4])
+    where
+        F: 'a,
+    {
+        let blocked = if Q::KEYED {
+            waiting.filter(|item| !self.keys.may_start(item)).count()
+        } else {
+            0
+        };
+        (self.keys.keys_running(), blocked, self.weights.in_use())
+    }
+}

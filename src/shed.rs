@@ -1,0 +1,220 @@
+//! Shedding: the one rule of [`shed`](crate::BoundedBuffered::shed), written
+//! here and used by both modes.
+//!
+//! While every worker is busy (or no waiting item may start) and the waiting
+//! queue is full, a plain stream stops pulling: back-pressure. A shedding
+//! stream keeps pulling, and hands an item back, never polled, as a
+//! [`Rejected`]: the item just pulled ([`Shed::Newest`]), or the oldest waiting
+//! one, whose place the new item takes ([`Shed::Oldest`]). A firehose source
+//! (telemetry, a channel fed by request handlers) then never waits for the
+//! workers, and what runs is what is newest.
+//!
+//! Rejections the consumer has not taken yet count against an allowance of
+//! their own, as many as waiting places (at least one): while it is used up,
+//! nothing more is pulled, so a consumer that stops stops the pulling too.
+//! Unordered, a rejection is yielded among the outputs as it is made; ordered,
+//! at its input position, as an expired item is (each item takes its position
+//! when it is pulled, so a rejection never passes an item pulled before it).
+
+use std::error::Error;
+use std::fmt;
+use std::time::Duration;
+
+use crate::expiry::{Expired, Unstarted, sealed};
+
+/// Which item a shedding stream hands back when the waiting queue is full; see
+/// [`shed`](crate::BoundedBuffered::shed).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Shed {
+    /// The item just pulled is handed back at once: what waits is what came
+    /// first.
+    #[default]
+    Newest,
+    /// The oldest waiting item is handed back, and the new one takes its place:
+    /// what waits is what came last (a newer item is worth more than a stale
+    /// one).
+    Oldest,
+}
+
+/// An item a shedding stream handed back instead of running it (see
+/// [`shed`](crate::BoundedBuffered::shed)): the waiting queue was full.
+///
+/// It holds the item's future, never polled: [`into_inner`](Self::into_inner)
+/// hands it back, so nothing is lost (answer "busy", retry later, or run it
+/// elsewhere).
+///
+/// # Examples
+///
+/// ```
+/// use std::future::pending;
+///
+/// use bounded_buffered::{BoundedStreamExt, Shed};
+/// use futures::{StreamExt, stream};
+///
+/// # futures::executor::block_on(async {
+/// // One worker held by a request that never ends, no waiting place: every
+/// // later request is handed back at once.
+/// let mut replies = stream::iter(0..4u32)
+///     .map(|n| async move {
+///         if n == 0 {
+///             pending::<()>().await;
+///         }
+///         n
+///     })
+///     .bounded(1, 0)
+///     .shed(Shed::Newest);
+/// let rejected = replies.next().await.unwrap().unwrap_err();
+/// assert_eq!(rejected.to_string(), "the item was shed: the waiting queue was full");
+/// assert_eq!(rejected.into_inner().await, 1); // the untouched future still runs
+/// # });
+/// ```
+pub struct Rejected<F> {
+    future: F,
+}
+
+impl<F> Rejected<F> {
+    pub(crate) fn new(future: F) -> Self {
+        Self { future }
+    }
+
+    /// The item's future, never polled.
+    pub fn into_inner(self) -> F {
+        self.future
+    }
+}
+
+impl<F> fmt::Debug for Rejected<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Rejected").finish_non_exhaustive()
+    }
+}
+
+impl<F> fmt::Display for Rejected<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the item was shed: the waiting queue was full")
+    }
+}
+
+impl<F> Error for Rejected<F> {}
+
+impl<F> sealed::Sealed for Rejected<F> {}
+
+impl<F> Unstarted<F> for Rejected<F> {
+    const EXPIRES: bool = false;
+    const REJECTS: bool = true;
+
+    fn expired(expired: Expired<F>) -> Result<Self, Expired<F>> {
+        Err(expired)
+    }
+
+    fn rejected(rejected: Rejected<F>) -> Result<Self, Rejected<F>> {
+        Ok(rejected)
+    }
+
+    fn is_rejected(&self) -> bool {
+        true
+    }
+}
+
+/// An item a stream with both [`max_wait`](crate::BoundedBuffered::max_wait)
+/// and [`shed`](crate::BoundedBuffered::shed) did not run, with the cause: it
+/// expired waiting, or it was shed. One error type for both, so the stream
+/// yields `Result<T, NotRun<F>>`, not two nested `Result`s.
+///
+/// # Examples
+///
+/// ```
+/// use std::future::pending;
+/// use std::time::Duration;
+///
+/// use bounded_buffered::{BoundedStreamExt, NotRun, Shed};
+/// use futures::{StreamExt, stream};
+///
+/// # futures::executor::block_on(async {
+/// let mut replies = stream::iter(0..3u32)
+///     .map(|n| async move {
+///         if n == 0 {
+///             pending::<()>().await;
+///         }
+///         n
+///     })
+///     .bounded(1, 0)
+///     .max_wait(Duration::from_secs(1))
+///     .shed(Shed::Newest);
+/// match replies.next().await.unwrap() {
+///     Err(NotRun::Rejected(rejected)) => assert_eq!(rejected.into_inner().await, 1),
+///     other => panic!("{other:?}"),
+/// }
+/// # });
+/// ```
+pub enum NotRun<F> {
+    /// It waited longer than the stream's `max_wait`.
+    Expired(Expired<F>),
+    /// It was shed: the waiting queue was full.
+    Rejected(Rejected<F>),
+}
+
+impl<F> NotRun<F> {
+    /// The item's future, never polled.
+    pub fn into_inner(self) -> F {
+        match self {
+            NotRun::Expired(expired) => expired.into_inner(),
+            NotRun::Rejected(rejected) => rejected.into_inner(),
+        }
+    }
+
+    /// How long it waited, if it expired.
+    pub fn waited(&self) -> Option<Duration> {
+        match self {
+            NotRun::Expired(expired) => Some(expired.waited()),
+            NotRun::Rejected(_) => None,
+        }
+    }
+}
+
+impl<F> fmt::Debug for NotRun<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NotRun::Expired(expired) => f.debug_tuple("Expired").field(expired).finish(),
+            NotRun::Rejected(rejected) => f.debug_tuple("Rejected").field(rejected).finish(),
+        }
+    }
+}
+
+impl<F> fmt::Display for NotRun<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NotRun::Expired(expired) => expired.fmt(f),
+            NotRun::Rejected(rejected) => rejected.fmt(f),
+        }
+    }
+}
+
+impl<F> Error for NotRun<F> {}
+
+impl<F> sealed::Sealed for NotRun<F> {}
+
+impl<F> Unstarted<F> for NotRun<F> {
+    const EXPIRES: bool = true;
+    const REJECTS: bool = true;
+
+    fn expired(expired: Expired<F>) -> Result<Self, Expired<F>> {
+        Ok(NotRun::Expired(expired))
+    }
+
+    fn rejected(rejected: Rejected<F>) -> Result<Self, Rejected<F>> {
+        Ok(NotRun::Rejected(rejected))
+    }
+
+    fn is_rejected(&self) -> bool {
+        matches!(self, NotRun::Rejected(_))
+    }
+}
+
+/// Whether a shedding stream may pull past its full waiting queue now: fewer
+/// untaken rejections than its allowance (as many as waiting places, at least
+/// one).
+#[inline]
+pub(crate) fn may_shed(rejected_held: usize, waiting: usize) -> bool {
+    rejected_held < waiting.max(1)
+}
