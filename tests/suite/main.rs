@@ -9,6 +9,7 @@ mod diagnostics;
 mod drop_panic;
 mod executors;
 mod fail_fast;
+mod keyed;
 mod limits;
 mod progress;
 mod spawn_contract;

@@ -20,8 +20,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
 use bounded_buffered::{
-    BoundedBuffered, Clocking, FutureStream, Limits, Spawned, Stats, Timings, TryBoundedBuffered,
-    TryFutureStream,
+    BoundedBuffered, Clocking, FutureStream, KeyRule, Limits, Spawned, Stats, Timings,
+    TryBoundedBuffered, TryFutureStream, WeightRule,
 };
 use futures::Stream;
 use futures::stream::FusedStream;
@@ -56,9 +56,13 @@ pub trait Observe<T>: FusedStream<Item = T> {
 /// `Observe` for the in-place stream types, whose methods of the same names
 /// are inherent.
 macro_rules! observe_in_place {
-    ($Stream:ident, $Bound:ident) => {
-        impl<St: $Bound, K: Clocking, N, T> Observe<T> for $Stream<St, K, N>
+    ($Stream:ident, $Bound:ident, $F:ty) => {
+        impl<St, K, N, Q, W, T> Observe<T> for $Stream<St, K, N, Q, W>
         where
+            St: $Bound,
+            K: Clocking,
+            Q: KeyRule<$F>,
+            W: WeightRule<$F>,
             Self: FusedStream<Item = T>,
         {
             fn stats(&self) -> Stats {
@@ -80,8 +84,8 @@ macro_rules! observe_in_place {
     };
 }
 
-observe_in_place!(BoundedBuffered, FutureStream);
-observe_in_place!(TryBoundedBuffered, TryFutureStream);
+observe_in_place!(BoundedBuffered, FutureStream, St::Item);
+observe_in_place!(TryBoundedBuffered, TryFutureStream, St::Ok);
 
 impl<T> Observe<T> for Spawned<T> {
     fn stats(&self) -> Stats {
