@@ -2,12 +2,17 @@
 //! `workers` limit, through the same budgets a [`Limits`](crate::Limits) handle
 //! changes.
 //!
-//! The rule, written once: when an item completes, the stream hands the
-//! controller a [`Sample`] (when the item started, how long it ran, whether its
-//! output is back-pressure, whether the limit was reached) and applies the limit
-//! the controller returns at once, before anything else starts. A limit of 0 is
+//! The rule, written once: when an item completes, the stream asks the
+//! classifier for the output's [`Verdict`]. Unless it is
+//! [`Ignore`](Verdict::Ignore), the stream hands the controller a [`Sample`]
+//! (when the item started, how long it ran, whether its output is
+//! back-pressure, whether the limit was reached, how many were in flight) and
+//! applies the limit the
+//! controller returns at once, before anything else starts. A limit of 0 is
 //! taken as 1: a controller hears only of completions, so a paused stream could
-//! never resume.
+//! never resume. Items that never complete (expired before they started,
+//! cancelled by fail fast, `close` or drop) are never classified: the
+//! controller does not hear of them.
 
 use std::fmt;
 use std::sync::atomic::Ordering::SeqCst;
@@ -17,7 +22,65 @@ use std::time::Duration;
 use crate::budget::Budgets;
 use crate::limits;
 
-/// What the stream tells a [`Controller`] about one completed item.
+/// What a completed item's output tells the controller: the classifier passed
+/// to [`adaptive`](crate::BoundedBuffered::adaptive) returns it (or a `bool`,
+/// `true` meaning back-pressure, through `From<bool>`).
+///
+/// # Examples
+///
+/// A client error says nothing about the service's load: ignore it.
+///
+/// ```
+/// use bounded_buffered::{Aimd, BoundedStreamExt, Verdict};
+/// use futures::{StreamExt, stream};
+///
+/// fn classify(status: &u16) -> Verdict {
+///     match status {
+///         429 | 503 => Verdict::Overload,
+///         400..=499 => Verdict::Ignore,
+///         _ => Verdict::Success,
+///     }
+/// }
+///
+/// assert_eq!(Verdict::from(true), Verdict::Overload);
+/// assert_eq!(Verdict::from(false), Verdict::Success);
+/// # futures::executor::block_on(async {
+/// let statuses = stream::iter([200u16, 404, 503, 200])
+///     .map(|status| async move { status })
+///     .bounded(1, 0)
+///     .adaptive(Aimd::new(1, 8), classify)
+///     .collect::<Vec<_>>()
+///     .await;
+/// assert_eq!(statuses, [200, 404, 503, 200]);
+/// # });
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Verdict {
+    /// A normal answer: its run time is the service's latency.
+    Success,
+    /// Back-pressure: the service refused or timed out (an HTTP 429 or 503).
+    Overload,
+    /// Neither: the output says nothing about the service's load (a client
+    /// error, a call the item gave up on, a failure before the request was
+    /// sent). The controller does not hear of it: its run time is not a
+    /// latency and it is not back-pressure.
+    Ignore,
+}
+
+impl From<bool> for Verdict {
+    /// `true` is [`Verdict::Overload`], `false` [`Verdict::Success`]: a
+    /// classifier written as `is_overload` keeps working.
+    fn from(overload: bool) -> Self {
+        if overload {
+            Verdict::Overload
+        } else {
+            Verdict::Success
+        }
+    }
+}
+
+/// What the stream tells a [`Controller`] about one completed item whose
+/// output was not [ignored](Verdict::Ignore).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Sample {
@@ -26,8 +89,8 @@ pub struct Sample {
     /// How long it ran, start to completion: the handler's duration, queueing
     /// inside the service included.
     pub run: Duration,
-    /// The output is back-pressure (the `is_overload` classifier said so: an
-    /// HTTP 429 or 503, a timeout).
+    /// The output is back-pressure: the classifier returned
+    /// [`Verdict::Overload`] (or `true`).
     pub overload: bool,
     /// When it completed, the budgets allowed no further start: the `workers`
     /// limit (or the window) was reached. A limit that is not reached says
@@ -35,6 +98,11 @@ pub struct Sample {
     pub saturated: bool,
     /// The `workers` limit in force when it completed.
     pub limit: usize,
+    /// Items started and not yet taken by the consumer when it completed,
+    /// itself included: running, or complete and held (expired items aside).
+    /// What the budgets count against the limit, and with the run times what
+    /// Little's law needs: the limit only bounds it.
+    pub in_flight: usize,
 }
 
 /// Sets a stream's `workers` limit from what its items show; plug in AIMD
@@ -91,6 +159,36 @@ pub trait Controller: Send + 'static {
     fn sample(&mut self, sample: &Sample) -> usize;
 }
 
+/// What [`adaptive`](crate::BoundedBuffered::adaptive) takes as its classifier:
+/// any `FnMut(&O) -> V + Send + 'static`, `O` the futures' output and `V` a
+/// [`Verdict`] or a `bool` (`true`: back-pressure). A trait only to name that
+/// bound in one word; closures need no annotation.
+///
+/// # Examples
+///
+/// ```
+/// use bounded_buffered::{Classify, Verdict};
+///
+/// fn check<F: Classify<Result<u32, String>>>(mut classify: F) -> Verdict {
+///     classify(&Err(String::from("503"))).into()
+/// }
+///
+/// assert_eq!(check(|reply| reply.is_err()), Verdict::Overload);
+/// assert_eq!(check(|_| Verdict::Ignore), Verdict::Ignore);
+/// ```
+pub trait Classify<O>: FnMut(&O) -> <Self as Classify<O>>::Answer + Send + 'static {
+    /// What it answers: a [`Verdict`], or a `bool`.
+    type Answer: Into<Verdict>;
+}
+
+impl<O, F, V> Classify<O> for F
+where
+    F: FnMut(&O) -> V + Send + 'static,
+    V: Into<Verdict>,
+{
+    type Answer = V;
+}
+
 /// The stream's side of adaptivity: its controller and classifier, if any, type
 /// erased so that the stream's type does not change. Behind a `Mutex` only so
 /// the stream stays `Sync`; the stream reaches it through `&mut`, never locks.
@@ -104,20 +202,20 @@ pub(crate) trait Feedback<O>: Send {
         output: &O,
         started: Duration,
         run: Duration,
-        saturated: bool,
+        reach: (bool, usize),
         limit: usize,
-    ) -> usize;
+    ) -> Option<usize>;
 }
 
 struct Adaptive<C, F> {
     controller: C,
-    is_overload: F,
+    classify: F,
 }
 
 impl<O, C, F> Feedback<O> for Adaptive<C, F>
 where
     C: Controller,
-    F: FnMut(&O) -> bool + Send,
+    F: Classify<O>,
 {
     fn initial(&self) -> usize {
         self.controller.initial()
@@ -128,17 +226,24 @@ where
         output: &O,
         started: Duration,
         run: Duration,
-        saturated: bool,
+        (saturated, in_flight): (bool, usize),
         limit: usize,
-    ) -> usize {
+    ) -> Option<usize> {
+        let overload = match (self.classify)(output).into() {
+            Verdict::Success => false,
+            Verdict::Overload => true,
+            // Not heard of: the limit stays, even one a handle set to 0.
+            Verdict::Ignore => return None,
+        };
         let sample = Sample {
             started,
             run,
-            overload: (self.is_overload)(output),
+            overload,
             saturated,
             limit,
+            in_flight,
         };
-        self.controller.sample(&sample)
+        Some(self.controller.sample(&sample))
     }
 }
 
@@ -147,14 +252,10 @@ impl<O> Adjust<O> {
         Self(None)
     }
 
-    pub(crate) fn new<C, F>(controller: C, is_overload: F) -> Self
-    where
-        C: Controller,
-        F: FnMut(&O) -> bool + Send + 'static,
-    {
+    pub(crate) fn new<C: Controller, F: Classify<O>>(controller: C, classify: F) -> Self {
         Self(Some(Box::new(Mutex::new(Adaptive {
             controller,
-            is_overload,
+            classify,
         }))))
     }
 
@@ -186,9 +287,19 @@ impl<O> Adjust<O> {
             return;
         };
         let saturated = !budgets.may_start(active, held, expired);
-        let limit = Self::controller(feedback)
-            .sample(output, started, run, saturated, budgets.workers)
-            .max(1);
+        // Items completing in one poll are settled one by one: counting the
+        // held outputs, each sees as many as ran beside it.
+        let in_flight = active + held - expired;
+        let Some(limit) = Self::controller(feedback).sample(
+            output,
+            started,
+            run,
+            (saturated, in_flight),
+            budgets.workers,
+        ) else {
+            return;
+        };
+        let limit = limit.max(1);
         if limit != budgets.workers {
             budgets.set(limit, budgets.waiting);
             if let Some(shared) = shared.get() {

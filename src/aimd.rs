@@ -1,5 +1,5 @@
-//! [`Aimd`]: additive increase, multiplicative decrease of the `workers` limit.
-//! Its rule is written once, in the type's documentation, for its users.
+//! [`Aimd`]: the adaptive `workers` limit the crate ships. Its rule is written
+//! once, in the type's documentation, for its users.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -8,70 +8,174 @@ use std::time::Duration;
 use crate::adaptive::{Controller, Sample};
 
 /// The default [`Aimd::tolerance`].
-const TOLERANCE: f64 = 1.05;
+const TOLERANCE: f64 = 1.02;
 /// The default [`Aimd::backoff`].
-const BACKOFF: f64 = 0.5;
-/// A sample counts at most this many times the unloaded run time in a round's
-/// mean.
-const CLIP: u32 = 3;
-/// How far one latency decision may move the limit, as factors.
-const RISE_FACTOR: (f64, f64) = (0.5, 0.9);
+const BACKOFF: f64 = 0.9;
+/// A sample that ran longer than this many times the unloaded run time is an
+/// outlier: left out of the mean (a service's rare slow requests are not a
+/// queue), and counted.
+const CLIP: f64 = 4.0;
+/// A cut leaves a queue of up to this many standard errors: where the run
+/// time varies that much, such a queue costs little and noise cuts less.
+const KEEP: f64 = 0.5;
+/// Outliers are expected at least this often: a few samples of a steady
+/// service do not make one outlier news.
+const RARE: f64 = 0.01;
+/// Standard errors a queue must exceed to count in two rounds in a row, or in
+/// one.
+const SUSPECT: f64 = 2.0;
+const SURE: f64 = 3.0;
+/// The unloaded run time remembers about this many samples.
+const MEMORY: f64 = 512.0;
+/// The unloaded run time needs this many samples before a queue can count.
+const FIRST_SAMPLES: f64 = 8.0;
+/// Against slow start's unloaded run time, a queue counts only if it is as
+/// large a share of the items in flight as the run time's coefficient of
+/// variation, up to this share.
+const PROVISIONAL: f64 = 0.4;
+/// Samples of settled rounds that replace slow start's unloaded run time.
+const FRESH: f64 = 32.0;
+/// Rounds at the same limit before one that tells the mean run time as it is.
+const SETTLED: usize = 2;
+/// A round binds if at most this share of its samples (rounded up) did not
+/// reach the limit.
+const LOOSE: f64 = 0.1;
+/// A limit reached by this share of the samples, or more, grows by one.
+const SOMETIMES: f64 = 0.05;
+/// Held just below the ceiling for this many samples, or this many rounds,
+/// whichever comes first, it probes the ceiling again.
+const PROBE_SAMPLES: usize = 160;
+const PROBE_ROUNDS: usize = 32;
+/// After a cut to at most this share of the limit, the next round's mean run
+/// time within this share of the last one means the run time itself moved.
+const REBASE_CUT: f64 = 0.8;
+const REBASE_SAME: f64 = 0.1;
 
-/// The AIMD [`Controller`]: finds how many workers a service takes before its
-/// run time rises or it pushes back, and follows it as it changes.
+/// The adaptive [`Controller`]: finds how many workers a service takes before
+/// its requests start to wait or it pushes back, and follows it as it changes.
 ///
 /// `Aimd::new(min, max)` starts at `min` ([`starting_at`](Self::starting_at)
-/// changes that), in slow start. It works in *rounds* of about one round trip:
-/// a round counts the samples of items started after the last change of the
-/// limit (an item started before ran under the old limit and says nothing
-/// about the new one), and ends when it has as many samples as the limit. At
-/// the end of a round, with `mean` the round's mean run time and `base` the
-/// lowest round mean seen (the unloaded run time):
+/// changes that), in slow start. Its rule, in full:
 ///
-/// - **back-pressure** (an [`overload`](Sample::overload) sample) decides at
-///   once: limit × [`backoff`](Self::backoff) (default 0.5). The refusals of the
-///   other items that were in flight then are the same news and are ignored;
-/// - **a rise** (`mean > base × tolerance`, [`tolerance`](Self::tolerance)
-///   1.05 by default), seen in two rounds in a row, multiplies the limit by
-///   `base / mean`, kept within [0.5, 0.9]: a small rise trims it, a large one
-///   halves it;
-/// - **otherwise, if the limit was reached** (see [`Sample::saturated`]) in at
-///   least half the round's samples, it grows: doubles during slow start (until
-///   its first decrease), then adds one per round. A limit that is not reached
-///   (the source is the bottleneck) never grows;
-/// - the limit stays within `[min, max]`.
+/// **Rounds.** It decides once per *round*: as many samples as the limit.
+/// After a change of the limit (out of slow start), the first completions, as
+/// many as the larger of the two limits, are a warm-up: items that ran under
+/// the old limit are still leaving, and a round right after a change favours
+/// the fast items. A sample that ran more than 4 times the unloaded run time is
+/// an *outlier*: left out of the round's mean (a service's rare slow requests
+/// are not a queue), but counted. A round *binds* if all but a tenth of its
+/// samples (rounded up) found the limit reached ([`Sample::saturated`]).
 ///
-/// Against noise: a round's mean is over as many samples as the limit, each
-/// counted at most 3 × `base`, and a rise must show in two rounds in a row, so
-/// a single slow item never halves the limit. The 5 % tolerance is for
-/// latency: once more than about 5 % of requests queue inside the service, it
-/// shows in the 95th percentile; a service whose run time is noisier than
-/// that wants a higher tolerance. If the run time stays high at `min`, the
-/// unloaded run time itself moved: `base` takes the new value, so the limit is
-/// not pinned at `min`.
+/// **The queue.** With `n` the items in flight (the round's mean
+/// [`Sample::in_flight`]), `mean` its mean run time and `base` the unloaded run
+/// time, Little's law says `queue = n × (1 − base / mean)` items wait. It
+/// counts only above the noise: twice its standard error (from how much the
+/// run time varies and how many samples the round and `base` hold) and at
+/// least `n × (1 − 1 / tolerance)`. Two more signals count as a queue, for
+/// services that serve newcomers first and so starve who waits: the
+/// completion rate says fewer run than are in flight (`n − rate × base`,
+/// beyond three standard errors of a count), or the round has more outliers
+/// than the service usually has.
+///
+/// **Each round**, then:
+///
+/// - **no queue**: the limit grows. In slow start it doubles while rounds bind;
+///   slow start ends at the first round that does not bind or the first
+///   decrease. Afterwards it grows only after two binding rounds in a row at
+///   the same limit (a warm-up counts): by half the gap to just below the
+///   *ceiling* (the lowest limit that last showed a queue or back-pressure),
+///   where it holds; every 160 samples or 32 rounds held it tries the ceiling
+///   itself. If the ceiling shows no queue it is stale: the limit grows by
+///   one, then by twice as much each round that binds (2, 4, 8, ...) until a
+///   queue shows. A limit reached now and then (by at least 5 % of the
+///   samples lately) but not binding grows by one, below the ceiling: the
+///   source is about as fast as the limit. A limit that is not reached never
+///   grows;
+/// - **a queue within three standard errors**: it counts only if the next round
+///   at the same limit shows one too (a slow item or two can do that);
+/// - **a queue**: the limit comes down to what the service took, the items in
+///   flight less those waiting, leaving up to half a standard error of queue
+///   (where the run time varies that much such a queue costs little, and noise
+///   cuts less): at least one lower. When the limit did not bind (the source
+///   held some back), it comes down from the limit by the queue instead. The
+///   limit it came from becomes the ceiling.
+///
+/// **Back-pressure** (an [`overload`](Sample::overload) sample) decides at once:
+/// the limit becomes the ceiling and the limit × [`backoff`](Self::backoff)
+/// (default 0.9, at least one lower). Refusals of items started before that
+/// (the same news) each lower the ceiling by one from the limit at the
+/// back-off, and the limit below it: a service that refused *k* of *L* took
+/// *L − k*.
+///
+/// **The unloaded run time** is first what slow start saw; since slow start's
+/// rounds all follow a change, it favours the fast items, and against it a
+/// queue counts only if it is at least the run time's coefficient of
+/// variation (up to 0.4) of those in flight. Rounds that follow two rounds at
+/// the same limit (*settled*), with no queue, replace it once they hold 32
+/// samples (and if that moved it, the ceiling goes). From then on it learns
+/// (over about 512 samples) only from settled rounds with no queue at a limit
+/// no higher than where it learned: just below the ceiling a queue within the
+/// noise could hide, and learning there would let it creep up with the load.
+/// A settled round faster than it by more than the noise teaches it wherever
+/// it comes. When two rounds in a row cut the limit by a fifth or more and
+/// show the same mean run time (within 10 %), the run time itself moved, not
+/// the queue: that round becomes the unloaded run time, the ceiling goes, and
+/// the limit goes back as far as the first of those rounds allows with it.
+///
+/// The limit stays within `[min, max]`. Ignored outputs ([`Verdict::Ignore`])
+/// and items that never complete are not heard of at all.
+///
+/// What it costs: finding a capacity rise needs a probe, so every 160 samples
+/// held below the ceiling one round runs one item more than last showed a
+/// queue (an item queued, or a refusal, per probe, when nothing changed). It
+/// sees a queue of one request at a steady service, but where the run time
+/// varies a queue within the noise goes unseen: it keeps the limit a few
+/// items above the capacity rather than below it.
 ///
 /// [`with_history`](Self::with_history) records each round's decision for a
 /// plot or a log.
 ///
+/// [`Verdict::Ignore`]: crate::Verdict::Ignore
+///
 /// # Examples
 ///
+/// Requests of 10 ms to a service that takes 8 at a time and queues the rest
+/// (on tokio's paused clock, so the figures are exact):
+///
 /// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+///
 /// use bounded_buffered::{Aimd, BoundedStreamExt};
 /// use futures::{StreamExt, stream};
+/// use tokio::sync::Semaphore;
 ///
-/// # futures::executor::block_on(async {
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let service = Arc::new(Semaphore::new(8));
+/// let call = move |n: u32| {
+///     let service = Arc::clone(&service);
+///     async move {
+///         let _permit = service.acquire().await.expect("never closed");
+///         tokio::time::sleep(Duration::from_millis(10)).await;
+///         n
+///     }
+/// };
 /// let aimd = Aimd::new(1, 64).with_history(1_000);
 /// let history = aimd.history().expect("recorded");
-/// let mut replies = stream::iter(0..500u32)
-///     .map(|n| async move { n })
+/// let mut replies = stream::iter(0..2_000)
+///     .map(call)
 ///     .bounded(1, 0)
-///     .adaptive(aimd, |_: &u32| false);
+///     .adaptive(aimd, |_: &u32| false)
+///     .clock(|| tokio::time::Instant::now().into_std());
 /// while let Some(_) = replies.next().await {}
-/// // Never overloaded, always saturated: slow start doubled it to `max`.
-/// assert_eq!(replies.limits().workers(), 64);
+/// // Slow start doubled it past 8, saw the queue, and came back to what the
+/// // service takes; it still tries 9 now and then.
+/// assert!((8..=9).contains(&replies.limits().workers()));
 /// let rounds = history.rounds();
 /// assert_eq!(rounds.first().unwrap().limit, 2);
-/// # });
+/// assert!(rounds.iter().any(|round| round.limit == 16));
+/// # }
 /// ```
 #[derive(Debug)]
 pub struct Aimd {
@@ -81,26 +185,147 @@ pub struct Aimd {
     tolerance: f64,
     backoff: f64,
     slow_start: bool,
-    /// The lowest round mean seen: the unloaded run time.
-    base: Option<Duration>,
+    /// The unloaded run time.
+    base: Option<Baseline>,
+    /// The unloaded run time is still slow start's ...
+    provisional: bool,
+    /// ... and what settled rounds showed since, until there is enough of it.
+    fresh: Option<Baseline>,
     round: Round,
-    /// The previous round showed a rise: one more confirms it.
-    rise_seen: bool,
-    /// Samples still to come from items in flight at the last back-off.
-    cooldown: usize,
+    /// Rounds ended at the current limit (a warm-up counts as one).
+    same: usize,
+    /// The last round (or warm-up) reached the limit.
+    bound: bool,
+    /// The share of samples that reached the limit, lately (half the last
+    /// round, half the rounds before).
+    reached: f64,
+    /// The lowest limit at which a queue or back-pressure was last seen.
+    ceiling: Option<usize>,
+    /// Rounds held just below the ceiling since it was last probed.
+    held: usize,
+    /// The next growth past a ceiling that proved stale.
+    step: usize,
+    /// The last round showed a queue, to be confirmed by this one.
+    suspect: Option<Seen>,
+    /// Rounds in a row that showed a queue and cut the limit by a lot.
+    streak: Option<Streak>,
+    /// The refusals of the items in flight at the last back-off.
+    burst: Option<Burst>,
     history: Option<History>,
+}
+
+/// What one round showed: its samples' mean run time and variance (outliers
+/// left out), and the mean of every sample.
+#[derive(Clone, Copy, Debug)]
+struct Seen {
+    mean: f64,
+    variance: f64,
+    samples: f64,
+    whole: f64,
+    /// The share of outliers.
+    outliers: f64,
+}
+
+/// The unloaded run time, in seconds: exponentially weighted over about
+/// [`MEMORY`] samples.
+#[derive(Clone, Copy, Debug)]
+struct Baseline {
+    /// The mean, outliers left out as rounds leave them, and how many samples
+    /// are behind it.
+    mean: f64,
+    weight: f64,
+    /// The mean of every sample, outliers included: the service's own.
+    whole: f64,
+    /// The share of outliers.
+    outliers: f64,
+    /// How much the run time varies, and how many samples are behind that.
+    variance: f64,
+    spread: f64,
+    /// The highest limit it learned the mean at.
+    at: usize,
+}
+
+impl Baseline {
+    fn new(seen: &Seen, at: usize) -> Self {
+        Self {
+            mean: seen.mean,
+            weight: seen.samples,
+            whole: seen.whole,
+            outliers: seen.outliers,
+            variance: seen.variance,
+            spread: seen.samples,
+            at,
+        }
+    }
+
+    /// Learns how much the run time varies from a round, but not its mean.
+    fn learn_spread(&mut self, seen: &Seen) {
+        let old = self.spread.min(MEMORY - seen.samples).max(0.0);
+        let delta = seen.mean - self.mean;
+        self.variance = (old * self.variance + seen.samples * (seen.variance + delta * delta))
+            / (old + seen.samples);
+        self.spread = old + seen.samples;
+    }
+
+    /// Learns everything a round shows.
+    fn learn(&mut self, seen: &Seen, at: usize) {
+        self.learn_spread(seen);
+        let old = self.weight.min(MEMORY - seen.samples).max(0.0);
+        let share = seen.samples / (old + seen.samples);
+        self.mean += (seen.mean - self.mean) * share;
+        self.whole += (seen.whole - self.whole) * share;
+        self.outliers += (seen.outliers - self.outliers) * share;
+        self.weight = old + seen.samples;
+        self.at = self.at.max(at);
+    }
+}
+
+/// Rounds in a row that showed a queue and cut the limit by a lot.
+#[derive(Clone, Copy, Debug)]
+struct Streak {
+    /// The first of them: its limit, items in flight and mean run time.
+    first: (usize, f64, f64),
+    cuts: usize,
+    /// The last of them: its limit and mean run time.
+    limit: usize,
+    mean: f64,
+}
+
+/// A back-off, and the refusals that came after it from items started
+/// before it.
+#[derive(Clone, Copy, Debug)]
+struct Burst {
+    /// The limit at the back-off.
+    limit: usize,
+    refused: usize,
 }
 
 /// The samples of the current round.
 #[derive(Debug, Default)]
 struct Round {
-    /// The last change of the limit: samples of items started before it are
-    /// ignored (they ran under the old limit).
+    /// The last change of the limit: back-pressure from items started before
+    /// it is the news the last back-off already acted on.
     since: Option<Duration>,
+    /// Samples still to pass before this round counts: after a decrease, the
+    /// items that queued under the old limit are still leaving. Of those
+    /// passed, how many reached the limit.
+    warm_up: usize,
+    warm_samples: usize,
+    warm_saturated: usize,
+    /// Samples that count, and the outliers left out of the mean.
     samples: usize,
+    outliers: usize,
+    /// Of both, how many reached the limit, and their `in_flight` summed.
     saturated: usize,
-    /// Run time summed in nanoseconds, each sample clipped.
-    total: u128,
+    in_flight: usize,
+    /// The run times in seconds of the samples that count, and the squares.
+    total: f64,
+    squares: f64,
+    /// Every run time, outliers included, and when the first and the last
+    /// of them completed.
+    whole: f64,
+    first_done: Option<f64>,
+    last_done: f64,
 }
 
 /// The decisions an [`Aimd`] made, for a plot or a log: one [`Decision`] per
@@ -188,9 +413,18 @@ impl Aimd {
             backoff: BACKOFF,
             slow_start: true,
             base: None,
+            provisional: true,
+            fresh: None,
             round: Round::default(),
-            rise_seen: false,
-            cooldown: 0,
+            same: 0,
+            bound: false,
+            reached: 0.0,
+            ceiling: None,
+            held: 0,
+            step: 1,
+            suspect: None,
+            streak: None,
+            burst: None,
             history: None,
         }
     }
@@ -211,8 +445,11 @@ impl Aimd {
         self
     }
 
-    /// How much the mean run time may exceed the unloaded run time before it
-    /// counts as a rise: 1.05 (5 %) by default.
+    /// The least rise of the mean run time over the unloaded one that counts
+    /// as a queue, however steady the service: 1.02 (2 %) by default. Where
+    /// the run time varies, the noise sets a higher bar by itself; this one is
+    /// for steady services, where a rise of `1 / n` is one item waiting of
+    /// `n` in flight.
     ///
     /// # Panics
     ///
@@ -235,7 +472,9 @@ impl Aimd {
         self
     }
 
-    /// The factor applied to the limit on back-pressure: 0.5 by default.
+    /// The factor applied to the limit on back-pressure: 0.9 by default. The
+    /// refusals of the items in flight then tell how much further to go (see
+    /// the rule), so a gentle factor costs few refusals.
     ///
     /// # Panics
     ///
@@ -284,13 +523,29 @@ impl Aimd {
     }
 
     /// Ends the current round at `at` with the limit `limit`.
-    fn decide(&mut self, at: Duration, limit: usize, mean_run: Option<Duration>, overload: bool) {
+    fn decide(&mut self, at: Duration, limit: usize, mean_run: Option<f64>, overload: bool) {
+        let limit = limit.clamp(self.min, self.max);
         if limit < self.limit {
             self.slow_start = false;
         }
-        let limit = limit.clamp(self.min, self.max);
-        // Items started before a change ran under the old limit: the next round
-        // counts only those started after it.
+        if limit != self.limit {
+            // A suspect round is confirmed at the same limit only; the
+            // refusals of a burst are counted until the limit moves again.
+            self.suspect = None;
+            if !overload {
+                self.burst = None;
+            }
+        }
+        // Out of slow start, a change lets the items that ran under the old
+        // limit leave before a round counts.
+        let warm_up = if limit != self.limit && !self.slow_start {
+            self.limit.max(limit)
+        } else {
+            0
+        };
+        if limit != self.limit {
+            self.same = usize::from(warm_up > 0);
+        }
         let since = if limit == self.limit {
             self.round.since
         } else {
@@ -299,67 +554,350 @@ impl Aimd {
         self.limit = limit;
         self.round = Round {
             since,
+            warm_up,
             ..Round::default()
         };
         if let Some(history) = &self.history {
             history.record(Decision {
                 at,
-                mean_run,
-                base: self.base,
+                mean_run: mean_run.map(Duration::from_secs_f64),
+                base: self.base.map(|base| Duration::from_secs_f64(base.mean)),
                 overload,
                 limit: self.limit,
             });
         }
     }
 
-    /// The limit scaled by `factor`, at least one lower (unless at `min`).
-    fn scaled(&self, factor: f64) -> usize {
+    /// `limit`, rounded, at least one lower than the limit (unless at `min`).
+    fn lowered(&self, limit: f64) -> usize {
+        self.rounded(self.limit.saturating_sub(1), limit)
+    }
+
+    /// `limit`, rounded, at most `most` and at least `min`.
+    fn rounded(&self, most: usize, limit: f64) -> usize {
         // A limit is far below 2^52: the float is exact.
-        #[allow(
-            clippy::cast_possible_truncation,
-            clippy::cast_sign_loss,
-            clippy::cast_precision_loss
-        )]
-        let scaled = (self.limit as f64 * factor).floor() as usize;
-        scaled.min(self.limit.saturating_sub(1)).max(self.min)
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let limit = limit.round() as usize;
+        limit.min(most).max(self.min)
     }
 
     /// The end of a round: compare, then shrink, hold or grow.
+    #[allow(clippy::cast_precision_loss)]
     fn end_round(&mut self, at: Duration) {
         let round = &self.round;
-        let samples = round.samples.max(1);
-        #[allow(clippy::cast_possible_truncation)]
-        let mean = Duration::from_nanos((round.total / samples as u128) as u64);
-        let saturated = round.saturated * 2 >= round.samples;
-        let base = match self.base {
-            Some(base) if base <= mean => base,
-            _ => mean,
+        let counted = (round.samples + round.outliers) as f64;
+        // Nothing but outliers: each counts as just an outlier.
+        let (samples, mean, variance) = match (round.samples, self.base) {
+            (0, Some(base)) => (counted, base.mean * CLIP, 0.0),
+            _ => {
+                let samples = round.samples as f64;
+                let mean = round.total / samples;
+                (
+                    samples,
+                    mean,
+                    (round.squares / samples - mean * mean).max(0.0),
+                )
+            }
         };
-        self.base = Some(base);
-        let rise = mean.as_secs_f64() > base.as_secs_f64() * self.tolerance;
-        if rise && self.limit == self.min {
-            // Nothing lower to try: the unloaded run time itself moved.
-            self.base = Some(mean);
-            self.rise_seen = false;
-            self.decide(at, self.limit, Some(mean), false);
-        } else if rise && self.rise_seen {
-            self.rise_seen = false;
-            let factor =
-                (base.as_secs_f64() / mean.as_secs_f64()).clamp(RISE_FACTOR.0, RISE_FACTOR.1);
-            self.decide(at, self.scaled(factor), Some(mean), false);
-        } else if rise {
-            self.rise_seen = true;
-            self.decide(at, self.limit, Some(mean), false);
-        } else {
-            self.rise_seen = false;
-            let limit = match (saturated, self.slow_start) {
-                (false, _) => self.limit,
-                (true, true) => self.limit.saturating_mul(2),
-                (true, false) => self.limit.saturating_add(1),
+        let seen = Seen {
+            mean,
+            variance,
+            samples,
+            whole: round.whole / counted,
+            outliers: round.outliers as f64 / counted,
+        };
+        let binds_now = binds(round.saturated, round.samples + round.outliers);
+        // Twice in a row at this limit (counting the warm-up): a burst of the
+        // source does not make the limit grow.
+        let twice = binds_now
+            && if round.warm_samples > 0 {
+                binds(round.warm_saturated, round.warm_samples)
+            } else {
+                self.bound && self.same > 0
             };
-            self.decide(at, limit, Some(mean), false);
+        self.bound = binds_now;
+        self.reached = (self.reached + round.saturated as f64 / counted) / 2.0;
+        let limit = self.limit as f64;
+        // Little's law needs how many ran, which the limit only bounds.
+        let in_flight = (round.in_flight as f64 / counted).clamp(1.0, limit);
+        // The items completed at this rate over the round.
+        let span = round
+            .first_done
+            .map_or(0.0, |first| round.last_done - first);
+        let rate = (counted > 3.0 && span > 0.0).then(|| (counted - 1.0) / span);
+        let Some(base) = self.base else {
+            self.base = Some(Baseline::new(&seen, self.limit));
+            let grown = self.grown(binds_now, twice);
+            self.decide(at, grown, Some(mean), false);
+            return;
+        };
+        // Little's law: with `in_flight` running and a mean run time `mean`
+        // against the unloaded `base.mean`, about this many wait (all but one
+        // at most).
+        let queue = if mean > 0.0 {
+            (in_flight * (1.0 - base.mean / mean)).min(in_flight - 1.0)
+        } else {
+            0.0
+        };
+        // Its standard error: the round's mean and the unloaded one are both
+        // uncertain. Student's t, roughly: a variance seen in few samples is
+        // uncertain too.
+        let freedom = (base.spread - 1.0).max(1.0);
+        let t = 1.0 + (1.2 + 1.2 / freedom) / freedom;
+        let error = if base.spread < FIRST_SAMPLES {
+            f64::INFINITY
+        } else {
+            t * in_flight * (base.variance / samples + base.variance / base.weight).sqrt() / mean
+        };
+        // Slow start's unloaded run time favours the fast items, the more so
+        // the more the run time varies: against it, only a queue as large as
+        // that counts.
+        let mut share = 1.0 - 1.0 / self.tolerance;
+        if self.provisional {
+            share = share.max((base.variance.sqrt() / base.mean).min(PROVISIONAL));
+        }
+        let floor = in_flight * share;
+        let threshold = (SUSPECT * error).max(floor);
+        let sure = (SURE * error).max(floor);
+        // Little's law again, from the rate: the service completes what it
+        // serves at `whole / rate` each; the rest of those in flight wait.
+        // Coarser, but it sees a queue whose waiting items do not complete
+        // (a service that serves newcomers first starves them).
+        let starved = rate.map_or(0.0, |rate| in_flight - rate * base.whole);
+        let starved = if starved > SURE * in_flight / counted.sqrt() {
+            starved.min(in_flight - 1.0)
+        } else {
+            0.0
+        };
+        // More outliers than the service has: items that waited several run
+        // times (a service that serves newcomers first starves them).
+        let expected = base.outliers.max(RARE) * counted;
+        let excess = round.outliers as f64 - expected;
+        let starved = if excess > SUSPECT * expected.sqrt() + 1.0 {
+            starved.max(excess).min(in_flight - 1.0)
+        } else {
+            starved
+        };
+        // Rounds right after a change favour the fast items (each ends as the
+        // first of many new items complete): only a round after two at the
+        // same limit (a warm-up counts) shows the mean run time as it is.
+        let settled = self.same >= SETTLED;
+        self.same += 1;
+        let suspect = self.suspect.take();
+        if queue <= threshold && starved == 0.0 {
+            self.streak = None;
+            self.learn(&seen, suspect, settled, queue < -threshold);
+            let grown = self.grown(binds_now, twice);
+            self.decide(at, grown, Some(mean), false);
+            return;
+        }
+        if queue <= sure && starved == 0.0 && suspect.is_none() {
+            // Within three standard errors: it counts if the next round shows
+            // it too.
+            self.suspect = Some(seen);
+            self.decide(at, self.limit, Some(mean), false);
+            return;
+        }
+        let queue = queue.max(starved);
+        // The same mean run time as the last round, both after a large cut
+        // (the first round of a rise may mix old and new run times): the run
+        // time itself moved, it is not a queue. Learn it, and go back as far
+        // as the first round of the streak allows with it.
+        if let Some(streak) = self.streak {
+            if streak.cuts >= 2
+                && limit <= REBASE_CUT * streak.limit as f64
+                && (mean - streak.mean).abs() <= REBASE_SAME * streak.mean
+            {
+                self.base = Some(Baseline::new(&seen, self.limit));
+                self.provisional = false;
+                self.ceiling = None;
+                self.streak = None;
+                let (first, in_flight, first_mean) = streak.first;
+                let back = self.rounded(first, in_flight * mean / first_mean);
+                self.decide(at, back, Some(mean), false);
+                return;
+            }
+        }
+        // What the service took: those in flight less those that waited,
+        // give or take the noise (a standing queue within one standard error
+        // costs little where the run time varies that much).
+        // (When the limit was not reached, the source held some back: the
+        // limit comes down by the queue, not to what ran less the queue.)
+        let ran = if binds_now || self.slow_start {
+            in_flight
+        } else {
+            limit
+        };
+        let lowered = self.lowered(ran - queue + (KEEP * error).min(queue));
+        let large = lowered as f64 <= REBASE_CUT * limit;
+        self.streak = large.then(|| Streak {
+            first: self
+                .streak
+                .map_or((self.limit, in_flight, mean), |streak| streak.first),
+            cuts: self.streak.map_or(1, |streak| streak.cuts + 1),
+            limit: self.limit,
+            mean,
+        });
+        self.ceiling = Some(self.limit);
+        self.step = 1;
+        self.held = 0;
+        self.decide(at, lowered, Some(mean), false);
+    }
+
+    /// What a round with no queue (and a suspect one before it, which was
+    /// noise after all) teaches the unloaded run time.
+    fn learn(&mut self, seen: &Seen, suspect: Option<Seen>, settled: bool, faster: bool) {
+        let limit = self.limit;
+        let Some(base) = &mut self.base else {
+            return;
+        };
+        let rounds = suspect.iter().chain([seen]);
+        if self.slow_start {
+            // Biased to the fast items, but the best there is yet.
+            rounds.for_each(|seen| base.learn(seen, limit));
+        } else if !settled {
+            // Biased to the fast items: nothing to learn.
+        } else if self.provisional {
+            // Slow start's rounds all came right after a change: the settled
+            // rounds after it replace what they showed, once enough.
+            for seen in rounds {
+                base.learn_spread(seen);
+                match &mut self.fresh {
+                    Some(fresh) => fresh.learn(seen, limit),
+                    None => self.fresh = Some(Baseline::new(seen, limit)),
+                }
+            }
+            if let Some(fresh) = self.fresh.filter(|fresh| fresh.weight >= FRESH) {
+                // A ceiling found against slow start's figure is wrong if
+                // that figure was.
+                let moved = (fresh.mean - base.mean).abs()
+                    > SUSPECT * (fresh.variance / fresh.weight).sqrt()
+                        + base.mean * (1.0 - 1.0 / self.tolerance);
+                if moved && self.ceiling.take().is_some() {
+                    self.step = 1;
+                }
+                *base = fresh;
+                self.provisional = false;
+                self.fresh = None;
+            }
+        } else if limit <= base.at || faster {
+            // At a limit no higher than where it learned, no queue hides that
+            // it did not have; above, a queue within the noise could, and
+            // learning there (its mean, or how much it varies) would let it
+            // creep up with the load. A round faster by more than the noise
+            // shows it too high, though.
+            rounds.for_each(|seen| base.learn(seen, limit));
         }
     }
+
+    /// The limit after a round with no queue.
+    fn grown(&mut self, binds: bool, twice: bool) -> usize {
+        let limit = self.limit;
+        if self.ceiling.is_some_and(|ceiling| limit >= ceiling) {
+            // A probe of the ceiling showed no queue: it is stale. The service
+            // takes more than before, how much more is unknown: one more, then
+            // twice as much more each round that binds.
+            self.ceiling = None;
+            self.step = 1;
+            if binds && !self.slow_start {
+                let grown = limit.saturating_add(self.step);
+                self.step = self.step.saturating_mul(2);
+                return grown;
+            }
+        }
+        if self.slow_start {
+            if !binds {
+                // The source, not the limit, holds it back: doubling ends.
+                self.slow_start = false;
+                return limit;
+            }
+            let doubled = limit.saturating_mul(2);
+            return self
+                .ceiling
+                .map_or(doubled, |ceiling| doubled.min(ceiling - 1).max(limit));
+        }
+        // Past a stale ceiling, every round that binds grows it.
+        let climbing = self.ceiling.is_none() && self.step > 1;
+        if !(twice || climbing && binds) {
+            // Reached now and then: the source is about as fast as the limit,
+            // and each time it is reached the source waits. One more.
+            let below = self.ceiling.is_none_or(|ceiling| limit + 1 < ceiling);
+            return if !binds && self.reached >= SOMETIMES && below {
+                limit + 1
+            } else {
+                limit
+            };
+        }
+        match self.ceiling {
+            Some(ceiling) if limit + 1 < ceiling => limit + ((ceiling - limit) / 2).max(1),
+            Some(ceiling) => {
+                self.held += 1;
+                if self.held * limit >= PROBE_SAMPLES || self.held >= PROBE_ROUNDS {
+                    self.held = 0;
+                    ceiling
+                } else {
+                    limit
+                }
+            }
+            None => {
+                let grown = limit.saturating_add(self.step);
+                self.step = self.step.saturating_mul(2);
+                grown
+            }
+        }
+    }
+
+    /// Back-pressure.
+    fn overload(&mut self, sample: &Sample) {
+        let done = sample.started + sample.run;
+        // An item started in the very clock reading of a back-off cannot be
+        // told apart from one started before it: taken as the same news.
+        let stale = self.round.since.is_some_and(|since| {
+            sample.started < since || (self.burst.is_some() && sample.started == since)
+        });
+        if stale {
+            // From an item started before the last change: it ran under the
+            // old limit. After a back-off, each such refusal says the service
+            // took one fewer than the limit then.
+            let Some(burst) = &mut self.burst else {
+                return;
+            };
+            burst.refused += 1;
+            let ceiling = burst.limit.saturating_sub(burst.refused).max(self.min) + 1;
+            let ceiling = self.ceiling.map_or(ceiling, |c| c.min(ceiling));
+            self.ceiling = Some(ceiling);
+            let limit = self.limit.min(ceiling - 1).max(self.min);
+            if limit != self.limit {
+                // Not a new round: the same items are still leaving.
+                let since = self.round.since;
+                self.decide(done, limit, None, true);
+                self.round.since = since;
+            }
+            return;
+        }
+        self.ceiling = Some(self.limit);
+        self.step = 1;
+        self.burst = Some(Burst {
+            limit: self.limit,
+            refused: 1,
+        });
+        self.held = 0;
+        self.streak = None;
+        #[allow(clippy::cast_precision_loss)]
+        let limit = self.lowered((self.limit as f64 * self.backoff).floor());
+        self.decide(done, limit, None, true);
+    }
+}
+
+/// Whether a round of `samples` binds: all but a tenth of them (rounded up)
+/// reached the limit.
+#[allow(
+    clippy::cast_precision_loss,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss
+)]
+fn binds(saturated: usize, samples: usize) -> bool {
+    samples - saturated <= (samples as f64 * LOOSE).ceil() as usize
 }
 
 impl Controller for Aimd {
@@ -368,36 +906,37 @@ impl Controller for Aimd {
     }
 
     fn sample(&mut self, sample: &Sample) -> usize {
-        let done = sample.started + sample.run;
-        // Back-pressure from the items in flight when it last backed off (as
-        // many as the limit was) is the same news: one back-off per burst. Time
-        // cannot tell those items apart: a refusal may come in the very
-        // `poll_next` (the same clock reading) that sent it.
-        let cooling = self.cooldown > 0;
-        self.cooldown = self.cooldown.saturating_sub(1);
-        if sample.overload && cooling {
-            return self.limit;
-        }
-        if self.round.since.is_some_and(|since| sample.started < since) {
-            // It ran under the limit before the last change.
-            return self.limit;
-        }
         if sample.overload {
-            self.cooldown = self.limit - 1;
-            self.rise_seen = false;
-            let limit = self.scaled(self.backoff);
-            self.decide(done, limit, None, true);
+            self.overload(sample);
             return self.limit;
         }
-        let clip = self
-            .base
-            .map_or(sample.run, |base| sample.run.min(base * CLIP));
         let round = &mut self.round;
-        round.samples += 1;
+        if round.warm_up > 0 {
+            round.warm_up -= 1;
+            round.warm_samples += 1;
+            round.warm_saturated += usize::from(sample.saturated);
+            return self.limit;
+        }
+        let run = sample.run.as_secs_f64();
+        let done = (sample.started + sample.run).as_secs_f64();
+        round.whole += run;
+        round.first_done.get_or_insert(done);
+        round.last_done = done;
         round.saturated += usize::from(sample.saturated);
-        round.total += clip.as_nanos();
-        if round.samples >= self.limit {
-            self.end_round(done);
+        round.in_flight += sample.in_flight;
+        let outlier = self
+            .base
+            .is_some_and(|base| base.mean > 0.0 && run > base.mean * CLIP);
+        if outlier {
+            round.outliers += 1;
+        } else {
+            round.samples += 1;
+            round.total += run;
+            round.squares += run * run;
+        }
+        // A round of nothing but outliers ends too: the run time moved.
+        if round.samples >= self.limit || round.outliers >= self.limit {
+            self.end_round(sample.started + sample.run);
         }
         self.limit
     }

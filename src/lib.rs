@@ -243,12 +243,18 @@
 //!     task: an idle one, else a busy one, whose future then gets one
 //!     spurious poll.
 //! 26. **Adaptive** ([`adaptive`](BoundedBuffered::adaptive)): every
-//!     completion hands the controller a [`Sample`]: when the item started,
-//!     how long it ran, whether its output is back-pressure, whether the
-//!     limit was reached. The `workers` limit it returns applies as point 25
-//!     says, at once, and never below 1. Spawned: the task that completes the
-//!     item feeds the controller under the state's lock, and a raise sends
-//!     for tasks at once.
+//!     completion's output gets the classifier's [`Verdict`] (a `bool` is
+//!     back-pressure or success). Unless it is
+//!     [`Ignore`](Verdict::Ignore), the controller gets a [`Sample`]: when
+//!     the item started, how long it ran, whether its output is
+//!     back-pressure, whether the limit was reached, how many items were in
+//!     flight. The `workers` limit it returns applies as point 25 says, at
+//!     once, and never below 1. An ignored output changes no limit, and
+//!     items that never complete (expired while waiting, cancelled by fail
+//!     fast, `close` or drop) are never classified: the controller does not
+//!     hear of them. Spawned: the task that completes the item feeds the
+//!     controller under the state's lock, and a raise sends for tasks at
+//!     once.
 //!
 //! # Adjusting and adaptive limits
 //!
@@ -258,8 +264,10 @@
 //! runs, from any thread; [`adaptive`](BoundedBuffered::adaptive) lets a
 //! [`Controller`] set `workers` from each item's run time and from outputs that
 //! signal back-pressure. [`Aimd`] finds a service's knee by itself: slow start
-//! from `min`, growth only while the limit is actually reached, a cut on
-//! back-pressure or on a confirmed rise of run time. A stream that uses
+//! from `min`, growth only while the limit is actually reached, a cut to what
+//! the service took when its requests start to wait (Little's law, above the
+//! noise of the run time) or on back-pressure, and probes that find a capacity
+//! that rose. A stream that uses
 //! neither pays nothing: the handle signals through the wake tree the stream
 //! reads anyway, and the controller lives behind the clock, which a plain
 //! stream does not have.
@@ -555,7 +563,7 @@ mod tests;
 mod timings;
 mod wake;
 
-pub use crate::adaptive::{Controller, Sample};
+pub use crate::adaptive::{Classify, Controller, Sample, Verdict};
 pub use crate::admission::{
     KeyOf, KeyRule, Keyed, PerKey, Unkeyed, Unweighted, WeightOf, WeightRule, Weighted, Weights,
 };

@@ -82,14 +82,30 @@ fn targets(adaptive: &Report, best: f64) {
         adaptive.latency(0.95, RAMP).as_secs_f64() / SERVICE_TIME.as_secs_f64(),
         SERVICE_TIME.as_millis()
     );
-    match adaptive.after_drop(20) {
-        Some((settle, low, high)) => println!(
-            "- after the drop: limit <= 20 after {} round trips (target <= 20), then within [{low}, {high}] (target [12, 20])",
-            settle.as_millis() / SERVICE_TIME.as_millis()
+    let waited = |ramp: bool| {
+        adaptive
+            .successes
+            .iter()
+            .filter(|&&(started, latency)| (started < RAMP) == ramp && latency > SERVICE_TIME)
+            .count()
+    };
+    println!(
+        "- successes that waited (queued inside the service): {} during the ramp, {} after it",
+        waited(true),
+        waited(false)
+    );
+    // Issue 20: within [0.8, 1.25] x the new capacity, for good, within
+    // 300 ms of the drop.
+    let (low, high) = (
+        (0.8 * LOWER_CAPACITY as f64).ceil() as usize,
+        (1.25 * LOWER_CAPACITY as f64).floor() as usize,
+    );
+    match adaptive.settled(low, high) {
+        Some((settle, lowest, highest)) => println!(
+            "- after the drop: within [{low}, {high}] for good after {} ms (target <= 300), then {lowest} to {highest}",
+            settle.as_millis()
         ),
-        None => println!(
-            "- after the drop: the limit never came down to 20 (target: within 20 round trips)"
-        ),
+        None => println!("- after the drop: the limit never stayed within [{low}, {high}]"),
     }
 }
 

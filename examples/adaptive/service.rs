@@ -156,36 +156,32 @@ impl Report {
         latencies[rank - 1]
     }
 
-    /// How long after the capacity drop the limit first was at most `bound`,
-    /// and the lowest and highest limit from then on.
-    pub fn after_drop(&self, bound: usize) -> Option<(Duration, usize, usize)> {
-        let limit_at_drop = self
+    /// How long after the capacity drop the limit entered `low..=high` for
+    /// good (`None`: it was out of it at the end), and the lowest and highest
+    /// limit from then on.
+    pub fn settled(&self, low: usize, high: usize) -> Option<(Duration, usize, usize)> {
+        let within = |limit: usize| (low..=high).contains(&limit);
+        let at_drop = self
             .limits
             .iter()
             .take_while(|(at, _)| *at <= self.dropped_at)
             .last()
             .map(|&(_, limit)| limit)?;
-        let settle = if limit_at_drop <= bound {
-            0
-        } else {
-            self.limits
-                .iter()
-                .position(|&(at, limit)| at > self.dropped_at && limit <= bound)?
+        let after: Vec<_> = self
+            .limits
+            .iter()
+            .filter(|(at, _)| *at > self.dropped_at)
+            .collect();
+        let settled_at = match after.iter().rposition(|&&(_, limit)| !within(limit)) {
+            Some(last) => after.get(last + 1)?.0,
+            None if within(at_drop) => self.dropped_at,
+            None => after.first()?.0,
         };
-        let settled_at = if settle == 0 {
-            self.dropped_at
-        } else {
-            self.limits[settle].0
-        };
-        let after = self.limits.iter().filter(|(at, _)| *at >= settled_at);
-        let (low, high) = after.fold((usize::MAX, 0), |(low, high), &(_, limit)| {
-            (low.min(limit), high.max(limit))
+        let from = self.limits.iter().filter(|(at, _)| *at >= settled_at);
+        let (lowest, highest) = from.fold((usize::MAX, 0), |(lowest, highest), &(_, limit)| {
+            (lowest.min(limit), highest.max(limit))
         });
-        Some((
-            settled_at - self.dropped_at,
-            low.min(limit_at_drop.max(low)),
-            high,
-        ))
+        Some((settled_at - self.dropped_at, lowest, highest))
     }
 }
 

@@ -11,7 +11,7 @@ use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use crate::adaptive::{Adjust, Controller};
+use crate::adaptive::{Adjust, Classify, Controller};
 use crate::admission::{Admission, Admits, Unkeyed, Unweighted};
 use crate::budget::Budgets;
 use crate::clock::{Clocked, Clocking, Stamped, Untimed};
@@ -296,13 +296,13 @@ impl<S, P: Policy<S>, K: Clocking, N, A: Admits<P::Source>> Core<S, P, K, N, A> 
 
     /// See `BoundedBuffered::adaptive`.
     #[track_caller]
-    pub(crate) fn adaptive<C, F>(self, controller: C, is_overload: F) -> Core<S, P, Clocked, N, A>
+    pub(crate) fn adaptive<C, F>(self, controller: C, classify: F) -> Core<S, P, Clocked, N, A>
     where
         C: Controller,
-        F: FnMut(&Output<S, P>) -> bool + Send + 'static,
+        F: Classify<Output<S, P>>,
     {
         let mut core = self.reclock(|clock| clock.into_clocked().with_run_times(), "adaptive");
-        core.adaptive = Adjust::new(controller, is_overload);
+        core.adaptive = Adjust::new(controller, classify);
         if let Some(initial) = core.adaptive.initial() {
             core.budgets.set(initial, core.budgets.waiting);
             if let Some(shared) = core.limits.get() {

@@ -1,6 +1,7 @@
 //! The deterministic tests, one module per topic, each behaviour in both modes
 
 mod adaptive;
+mod adaptive_verdict;
 mod api;
 mod budgets;
 mod close;

@@ -1,0 +1,624 @@
+//! The service models, all of them in this file, and the job each run does
+//! against one.
+//!
+//! A service has a capacity C: at most C requests are in service at once, each
+//! for a service time drawn from the model's distribution when it enters
+//! service. What happens beyond C is the model's [`Overflow`]: a queue inside
+//! the service (served in the order of the [`Discipline`]), refusals past 2C or
+//! past C, or an unbounded queue. A refusal ("overloaded") comes after 1 ms and
+//! is wasted work that a later request repeats.
+//!
+//! The job: requests from a source (endless, or one slower than the service
+//! that produces each item in a random time once asked) until 5,000 succeed.
+//! At the 2,500th success the model's change happens, if it has one: a new
+//! capacity, or a new service time distribution.
+//!
+//! Everything runs on tokio's paused clock, with generators seeded from the
+//! run's seed: a run is exact and repeatable.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Poll, Waker};
+use std::time::Duration;
+
+use bounded_buffered::{Aimd, BoundedStreamExt, Decision, History, Limits};
+use futures::{Stream, StreamExt, stream};
+use tokio::time::Instant;
+
+/// Successes a job waits for.
+pub const SUCCESSES: usize = 5_000;
+/// The change, if any, happens at this success.
+pub const CHANGE_AT: usize = SUCCESSES / 2;
+/// How long a refusal takes.
+pub const REFUSAL_TIME: Duration = Duration::from_millis(1);
+/// Latency figures leave out the successes that started in the first 200 ms:
+/// the initial ramp.
+pub const RAMP: Duration = Duration::from_millis(200);
+
+/// A service time distribution, in milliseconds.
+#[derive(Clone, Copy, Debug)]
+pub enum Dist {
+    Fixed(f64),
+    /// Lognormal with this mean and this σ of the underlying normal.
+    LogNormal {
+        mean: f64,
+        sigma: f64,
+    },
+    /// `base` ms, except a fraction `p` of requests that take `slow` ms.
+    HeavyTail {
+        base: f64,
+        slow: f64,
+        p: f64,
+    },
+}
+
+impl Dist {
+    pub fn mean(self) -> f64 {
+        match self {
+            Dist::Fixed(ms) => ms,
+            Dist::LogNormal { mean, .. } => mean,
+            Dist::HeavyTail { base, slow, p } => base * (1.0 - p) + slow * p,
+        }
+    }
+
+    fn draw(self, rng: &mut Rng) -> Duration {
+        let ms = match self {
+            Dist::Fixed(ms) => ms,
+            Dist::LogNormal { mean, sigma } => {
+                let mu = mean.ln() - sigma * sigma / 2.0;
+                (mu + sigma * rng.normal()).exp()
+            }
+            Dist::HeavyTail { base, slow, p } => {
+                if rng.unit() < p {
+                    slow
+                } else {
+                    base
+                }
+            }
+        };
+        // Whole microseconds: tokio's timer has millisecond resolution, so
+        // the paused clock jumps to the next millisecond anyway.
+        Duration::from_micros((ms * 1e3).round() as u64)
+    }
+}
+
+/// What the service does with a request beyond its capacity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Overflow {
+    /// Queues it, and refuses a request that finds 2C in the service.
+    QueueThenRefuse,
+    /// Queues it, without bound: latency is the only signal.
+    Queue,
+    /// Refuses it at once: no queue, back-pressure is the only signal.
+    Refuse,
+}
+
+/// How a freed server picks among queued requests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Discipline {
+    /// The oldest queued request gets it.
+    Fifo,
+    /// Every queued request is woken, and the first one polled takes it: the
+    /// stream's (or the executor's) poll order decides, and a newcomer that
+    /// finds a free server takes it at once.
+    WakeAll,
+}
+
+impl Discipline {
+    pub fn name(self) -> &'static str {
+        match self {
+            Discipline::Fifo => "FIFO",
+            Discipline::WakeAll => "wake all",
+        }
+    }
+}
+
+/// Where requests come from.
+#[derive(Clone, Copy, Debug)]
+pub enum Source {
+    /// Always one more: the job is limited by the service.
+    Endless,
+    /// A source slower than the service: once asked for an item, it takes a
+    /// random time (whole milliseconds, geometrically distributed), this many
+    /// per second on average, to produce it (a slow reader, an API called one
+    /// item at a time). While the limit is reached the stream does not ask,
+    /// and the source does not work ahead.
+    Poisson(f64),
+}
+
+/// One service model of the family.
+#[derive(Clone, Copy, Debug)]
+pub struct Model {
+    pub name: &'static str,
+    pub service: Dist,
+    pub overflow: Overflow,
+    pub source: Source,
+    /// The capacity before the change.
+    pub capacity: usize,
+    /// What changes at the 2,500th success, if anything.
+    pub change: Change,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub enum Change {
+    None,
+    Capacity(usize),
+    Service(Dist),
+}
+
+const TEN: Dist = Dist::Fixed(10.0);
+
+impl Model {
+    const fn new(name: &'static str, service: Dist) -> Self {
+        Self {
+            name,
+            service,
+            overflow: Overflow::QueueThenRefuse,
+            source: Source::Endless,
+            capacity: 32,
+            change: Change::None,
+        }
+    }
+
+    /// The family.
+    pub fn all() -> Vec<Model> {
+        vec![
+            Model::new("deterministic 10 ms", TEN),
+            Model::new(
+                "lognormal σ 0.3",
+                Dist::LogNormal {
+                    mean: 10.0,
+                    sigma: 0.3,
+                },
+            ),
+            Model::new(
+                "lognormal σ 0.6",
+                Dist::LogNormal {
+                    mean: 10.0,
+                    sigma: 0.6,
+                },
+            ),
+            Model::new(
+                "heavy tail (1 % 200 ms)",
+                Dist::HeavyTail {
+                    base: 10.0,
+                    slow: 200.0,
+                    p: 0.01,
+                },
+            ),
+            Model {
+                overflow: Overflow::Queue,
+                ..Model::new("latency only (no refusals)", TEN)
+            },
+            Model {
+                overflow: Overflow::Refuse,
+                ..Model::new("overload only (no queue)", TEN)
+            },
+            Model {
+                change: Change::Capacity(16),
+                ..Model::new("capacity drop 32 → 16", TEN)
+            },
+            Model {
+                capacity: 16,
+                change: Change::Capacity(64),
+                ..Model::new("capacity rise 16 → 64", TEN)
+            },
+            Model {
+                capacity: 8,
+                change: Change::Capacity(4),
+                ..Model::new("small capacity 8 → 4", TEN)
+            },
+            Model {
+                source: Source::Poisson(SLOW_SOURCE_RATE),
+                ..Model::new(
+                    "slow source (800/s)",
+                    Dist::LogNormal {
+                        mean: 10.0,
+                        sigma: 0.3,
+                    },
+                )
+            },
+            Model {
+                change: Change::Service(Dist::Fixed(20.0)),
+                ..Model::new("latency rise 10 → 20 ms", TEN)
+            },
+        ]
+    }
+
+    /// Whether the discipline matters: without a queue, it does not.
+    pub fn queues(&self) -> bool {
+        self.overflow != Overflow::Refuse
+    }
+
+    pub fn capacity_after(&self) -> usize {
+        match self.change {
+            Change::Capacity(capacity) => capacity,
+            _ => self.capacity,
+        }
+    }
+
+    pub fn service_after(&self) -> Dist {
+        match self.change {
+            Change::Service(dist) => dist,
+            _ => self.service,
+        }
+    }
+
+    /// Requests in flight the source needs on average (Little's law), for a
+    /// source slower than the service.
+    pub fn source_needs(&self) -> Option<f64> {
+        match self.source {
+            Source::Endless => None,
+            Source::Poisson(rate) => Some(rate * self.service.mean() / 1e3),
+        }
+    }
+}
+
+/// The slow source's arrival rate: it needs 8 requests in flight on average,
+/// a quarter of the capacity.
+const SLOW_SOURCE_RATE: f64 = 800.0;
+
+/// A seeded generator (SplitMix64): small, fast and good enough for a
+/// simulation; the same seed gives the same run.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Self(seed)
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Standard normal (Box-Muller).
+    fn normal(&mut self) -> f64 {
+        let (u, v) = (1.0 - self.unit(), self.unit());
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    }
+
+    /// Whole numbers from 1 with this mean, geometrically distributed.
+    fn geometric(&mut self, mean: f64) -> u64 {
+        let p = 1.0 / mean;
+        ((1.0 - self.unit()).ln() / (1.0 - p).ln()).floor() as u64 + 1
+    }
+}
+
+/// The shared service.
+#[derive(Clone)]
+struct Service(Arc<Mutex<Inner>>);
+
+struct Inner {
+    overflow: Overflow,
+    discipline: Discipline,
+    capacity: usize,
+    service: Dist,
+    rng: Rng,
+    in_service: usize,
+    /// Queued requests: FIFO, each with its ticket and the waker to call when
+    /// it is let in; wake-all, only wakers.
+    queue: VecDeque<(u64, Option<Waker>)>,
+    /// FIFO tickets let in and not yet polled since.
+    admitted: Vec<u64>,
+    next_ticket: u64,
+}
+
+/// What a request got.
+#[derive(Clone, Copy, Debug)]
+pub enum Reply {
+    Done {
+        /// When it was sent, from the job's start.
+        started: Duration,
+        latency: Duration,
+        /// Its own service time: what it would have taken with no queue.
+        service: Duration,
+    },
+    Overloaded,
+}
+
+impl Service {
+    fn new(model: &Model, discipline: Discipline, rng: Rng) -> Self {
+        Self(Arc::new(Mutex::new(Inner {
+            overflow: model.overflow,
+            discipline,
+            capacity: model.capacity,
+            service: model.service,
+            rng,
+            in_service: 0,
+            queue: VecDeque::new(),
+            admitted: Vec::new(),
+            next_ticket: 0,
+        })))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn apply(&self, change: Change) {
+        let mut inner = self.lock();
+        match change {
+            Change::None => {}
+            Change::Capacity(capacity) => {
+                // A drop lets the requests in service finish; a rise lets
+                // queued ones in at once.
+                inner.capacity = capacity;
+                inner.admit();
+            }
+            Change::Service(dist) => inner.service = dist,
+        }
+    }
+
+    async fn call(self, epoch: Instant) -> Reply {
+        let started = Instant::now();
+        let queued = {
+            let mut inner = self.lock();
+            let refused = match inner.overflow {
+                Overflow::QueueThenRefuse => {
+                    inner.in_service + inner.queue.len() >= 2 * inner.capacity
+                }
+                Overflow::Queue => false,
+                Overflow::Refuse => inner.in_service >= inner.capacity,
+            };
+            if refused {
+                None
+            } else if inner.in_service < inner.capacity
+                && (inner.queue.is_empty() || inner.discipline == Discipline::WakeAll)
+            {
+                inner.in_service += 1;
+                Some(None)
+            } else {
+                let ticket = inner.next_ticket;
+                inner.next_ticket += 1;
+                inner.queue.push_back((ticket, None));
+                Some(Some(ticket))
+            }
+        };
+        let Some(queued) = queued else {
+            tokio::time::sleep(REFUSAL_TIME).await;
+            return Reply::Overloaded;
+        };
+        if let Some(ticket) = queued {
+            std::future::poll_fn(|cx| self.lock().poll_admission(ticket, cx.waker())).await;
+        }
+        let service = {
+            let mut inner = self.lock();
+            let dist = inner.service;
+            dist.draw(&mut inner.rng)
+        };
+        tokio::time::sleep(service).await;
+        {
+            let mut inner = self.lock();
+            inner.in_service -= 1;
+            inner.admit();
+        }
+        Reply::Done {
+            started: started - epoch,
+            latency: started.elapsed(),
+            service,
+        }
+    }
+}
+
+impl Inner {
+    /// A server may be free: let queued requests in (FIFO) or wake them all to
+    /// race for it (wake-all).
+    fn admit(&mut self) {
+        match self.discipline {
+            Discipline::Fifo => {
+                while self.in_service < self.capacity {
+                    let Some((ticket, waker)) = self.queue.pop_front() else {
+                        break;
+                    };
+                    self.in_service += 1;
+                    self.admitted.push(ticket);
+                    if let Some(waker) = waker {
+                        waker.wake();
+                    }
+                }
+            }
+            Discipline::WakeAll => {
+                if self.in_service < self.capacity {
+                    for (_, waker) in &mut self.queue {
+                        if let Some(waker) = waker.take() {
+                            waker.wake();
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn poll_admission(&mut self, ticket: u64, waker: &Waker) -> Poll<()> {
+        match self.discipline {
+            Discipline::Fifo => {
+                if let Some(at) = self.admitted.iter().position(|&t| t == ticket) {
+                    self.admitted.swap_remove(at);
+                    return Poll::Ready(());
+                }
+            }
+            Discipline::WakeAll => {
+                if self.in_service < self.capacity {
+                    self.in_service += 1;
+                    self.queue.retain(|&(t, _)| t != ticket);
+                    return Poll::Ready(());
+                }
+            }
+        }
+        if let Some((_, slot)) = self.queue.iter_mut().find(|(t, _)| *t == ticket) {
+            *slot = Some(waker.clone());
+        }
+        Poll::Pending
+    }
+}
+
+/// How the job is run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    InPlace,
+    /// `.spawn_on(handle)`: the workers are tasks on the same paused-clock
+    /// runtime.
+    Spawned,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::InPlace => "in place",
+            Mode::Spawned => "spawned",
+        }
+    }
+}
+
+/// What one job measured, in virtual time.
+#[derive(Debug)]
+pub struct Run {
+    /// Calls sent (successes and refusals).
+    pub calls: usize,
+    pub overloaded: usize,
+    /// Every success: when it started, its latency, its own service time.
+    pub successes: Vec<(Duration, Duration, Duration)>,
+    /// When the 2,500th success came (and the change, if any, happened).
+    pub changed_at: Duration,
+    /// When the 5,000th success came.
+    pub elapsed: Duration,
+    /// How long a slow source alone takes to produce 5,000 items: the job
+    /// cannot end sooner.
+    pub last_arrival: Option<Duration>,
+    /// The limit over time: (when, limit), from the controller's decisions.
+    pub limits: Vec<(Duration, usize)>,
+    /// The controller's decisions.
+    pub decisions: Vec<Decision>,
+}
+
+/// Runs one job: `model` with `discipline`, seeded with `seed`, under
+/// `Aimd::new(1, 256)` with its defaults, in `mode`.
+// The slow source's items are the requests: an async block that yields one,
+// on purpose.
+#[allow(clippy::async_yields_async)]
+pub fn run(model: &Model, discipline: Discipline, seed: u64, mode: Mode) -> Run {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .expect("a tokio runtime");
+    runtime.block_on(async {
+        // Independent streams for the service times and the arrivals.
+        let service = Service::new(model, discipline, Rng::new(seed.wrapping_mul(2) + 1));
+        let mut arrivals = Rng::new(seed.wrapping_mul(2) + 2);
+        let epoch = Instant::now();
+        let (source, last_arrival) = match model.source {
+            Source::Endless => {
+                let service = service.clone();
+                let source = stream::repeat(()).map(move |()| service.clone().call(epoch));
+                (source.boxed(), None)
+            }
+            Source::Poisson(rate) => {
+                // Each item takes its gap to produce once the stream asks for
+                // it: the source alone would yield 5,000 items in `last`. The
+                // gaps are whole milliseconds (the resolution of tokio's
+                // timer), geometrically distributed: the discrete memoryless
+                // distribution.
+                let mean_gap = 1e3 / rate;
+                let gaps: Vec<Duration> = (0..SUCCESSES * 2)
+                    .map(|_| Duration::from_millis(arrivals.geometric(mean_gap)))
+                    .collect();
+                let last = gaps[..SUCCESSES].iter().sum();
+                let service = service.clone();
+                let source = stream::iter(gaps).then(move |gap| {
+                    let service = service.clone();
+                    async move {
+                        tokio::time::sleep(gap).await;
+                        service.call(epoch)
+                    }
+                });
+                (source.boxed(), Some(last))
+            }
+        };
+        let aimd = Aimd::new(1, 256).with_history(1 << 20);
+        let history = aimd.history().expect("recorded");
+        let replies = source
+            .bounded(1, 0)
+            .adaptive(aimd, |reply: &Reply| matches!(reply, Reply::Overloaded))
+            .clock(|| tokio::time::Instant::now().into_std());
+        let limits = replies.limits();
+        let job = Job {
+            service,
+            change: model.change,
+            epoch,
+            last_arrival,
+        };
+        match mode {
+            Mode::InPlace => job.drive(replies, limits, history).await,
+            Mode::Spawned => {
+                let replies = replies.spawn_on(tokio::runtime::Handle::current());
+                job.drive(replies, limits, history).await
+            }
+        }
+    })
+}
+
+struct Job {
+    service: Service,
+    change: Change,
+    epoch: Instant,
+    last_arrival: Option<Duration>,
+}
+
+impl Job {
+    async fn drive<St: Stream<Item = Reply> + Unpin>(
+        self,
+        mut replies: St,
+        limits: Limits,
+        history: History,
+    ) -> Run {
+        let mut run = Run {
+            calls: 0,
+            overloaded: 0,
+            successes: Vec::with_capacity(SUCCESSES),
+            changed_at: Duration::ZERO,
+            elapsed: Duration::ZERO,
+            last_arrival: self.last_arrival,
+            limits: vec![(Duration::ZERO, limits.workers())],
+            decisions: Vec::new(),
+        };
+        while run.successes.len() < SUCCESSES {
+            let reply = replies.next().await.expect("the source outlasts the job");
+            run.calls += 1;
+            match reply {
+                Reply::Done {
+                    started,
+                    latency,
+                    service,
+                } => {
+                    run.successes.push((started, latency, service));
+                    if run.successes.len() == CHANGE_AT {
+                        self.service.apply(self.change);
+                        run.changed_at = self.epoch.elapsed();
+                    }
+                }
+                Reply::Overloaded => run.overloaded += 1,
+            }
+        }
+        run.elapsed = self.epoch.elapsed();
+        // The stream's clock starts at its first poll, at the job's start (the
+        // paused clock has not moved by then).
+        run.decisions = history.rounds();
+        run.limits.extend(
+            run.decisions
+                .iter()
+                .map(|decision: &Decision| (decision.at, decision.limit)),
+        );
+        run
+    }
+}

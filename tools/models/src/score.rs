@@ -1,0 +1,219 @@
+//! What a run scores against the issue's targets, and the worst over runs.
+
+use std::time::Duration;
+
+use crate::models::{CHANGE_AT, Change, Model, RAMP, Run, SUCCESSES};
+
+/// The targets (issue 20).
+pub const GOODPUT: f64 = 0.9;
+pub const WASTED: f64 = 0.01;
+pub const P95: f64 = 1.5;
+pub const SETTLE: Duration = Duration::from_millis(300);
+pub const BAND: (f64, f64) = (0.8, 1.25);
+pub const SLOW_SOURCE_FACTOR: f64 = 2.0;
+
+/// The limit over an interval: lowest, highest, time-weighted mean.
+#[derive(Clone, Copy, Debug)]
+pub struct Span {
+    pub low: usize,
+    pub high: usize,
+    pub mean: f64,
+}
+
+impl Span {
+    fn merge(self, other: Span) -> Span {
+        Span {
+            low: self.low.min(other.low),
+            high: self.high.max(other.high),
+            mean: self.mean.min(other.mean),
+        }
+    }
+}
+
+/// One run's figures.
+#[derive(Clone, Debug)]
+pub struct Score {
+    /// Goodput against the model's ideal (the capacity bound, or the source's
+    /// rate when the source is slower).
+    pub goodput: f64,
+    pub wasted: usize,
+    pub calls: usize,
+    /// p50, p95, p99 of successes after the first 200 ms against the same
+    /// quantiles of their own service times (the unloaded distribution),
+    /// the worse of the two phases (before and after the change).
+    pub quantiles: [f64; 3],
+    /// The limit from the end of the ramp to the change.
+    pub before: Span,
+    /// After the change: how long until the limit stayed within
+    /// [0.8, 1.25] x the capacity for good (`None`: it never did), and the
+    /// limit from then on (from the change if it never settled).
+    pub settle: Option<Option<Duration>>,
+    pub after: Span,
+    /// The highest limit of the whole run.
+    pub highest: usize,
+    /// The slow source's bound (2 x what it needs), if the model has one.
+    pub bound: Option<f64>,
+    /// Targets missed.
+    pub misses: Vec<&'static str>,
+}
+
+impl Score {
+    pub fn of(model: &Model, run: &Run) -> Score {
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        let capacity_time = CHANGE_AT as f64 * model.service.mean() / model.capacity as f64
+            + (SUCCESSES - CHANGE_AT) as f64 * model.service_after().mean()
+                / model.capacity_after() as f64;
+        let ideal = run
+            .last_arrival
+            .map_or(capacity_time, |last| capacity_time.max(ms(last)));
+        let goodput = ideal / ms(run.elapsed);
+
+        let phases = [(RAMP, run.changed_at), (run.changed_at, Duration::MAX)];
+        let mut quantiles = [0.0f64; 3];
+        for (from, to) in phases {
+            let (mut latency, mut service): (Vec<_>, Vec<_>) = run
+                .successes
+                .iter()
+                .filter(|(started, ..)| *started >= from && *started < to)
+                .map(|&(_, latency, service)| (latency, service))
+                .unzip();
+            if latency.is_empty() {
+                continue;
+            }
+            latency.sort_unstable();
+            service.sort_unstable();
+            for (q, worst) in [0.5, 0.95, 0.99].into_iter().zip(&mut quantiles) {
+                let ratio = ms(quantile(&latency, q)) / ms(quantile(&service, q));
+                *worst = worst.max(ratio);
+            }
+        }
+
+        let limit_at = |at: Duration| {
+            run.limits
+                .iter()
+                .take_while(|(when, _)| *when <= at)
+                .last()
+                .map_or(run.limits[0].1, |&(_, limit)| limit)
+        };
+        let span = |from: Duration, to: Duration| {
+            let mut points = vec![(from, limit_at(from))];
+            points.extend(
+                run.limits
+                    .iter()
+                    .filter(|(when, _)| *when > from && *when < to)
+                    .copied(),
+            );
+            let (mut low, mut high, mut weighted) = (usize::MAX, 0, 0.0);
+            for (i, &(when, limit)) in points.iter().enumerate() {
+                let until = points.get(i + 1).map_or(to, |&(next, _)| next);
+                low = low.min(limit);
+                high = high.max(limit);
+                weighted += limit as f64 * (until - when).as_secs_f64();
+            }
+            Span {
+                low,
+                high,
+                mean: weighted / (to - from).as_secs_f64(),
+            }
+        };
+        let before = span(RAMP.min(run.changed_at), run.changed_at);
+        let changes = !matches!(model.change, Change::None);
+        let settle = changes.then(|| {
+            let capacity = model.capacity_after() as f64;
+            let within =
+                |limit: usize| (BAND.0 * capacity..=BAND.1 * capacity).contains(&(limit as f64));
+            // The last decision out of the band after the change, if any: the
+            // limit settled at the next one.
+            let after: Vec<_> = run
+                .limits
+                .iter()
+                .filter(|(when, _)| *when > run.changed_at)
+                .collect();
+            match after.iter().rposition(|&&(_, limit)| !within(limit)) {
+                Some(last) => after.get(last + 1).map(|&&(when, _)| when - run.changed_at),
+                None if within(limit_at(run.changed_at)) => Some(Duration::ZERO),
+                None => after.first().map(|&&(when, _)| when - run.changed_at),
+            }
+        });
+        let settled_at = match settle {
+            Some(Some(after)) => run.changed_at + after,
+            _ => run.changed_at,
+        };
+        let after = span(settled_at, run.elapsed);
+        let highest = run
+            .limits
+            .iter()
+            .map(|&(_, limit)| limit)
+            .max()
+            .unwrap_or(0);
+        let bound = model.source_needs().map(|needs| SLOW_SOURCE_FACTOR * needs);
+
+        let mut misses = Vec::new();
+        if goodput < GOODPUT {
+            misses.push("goodput");
+        }
+        if run.overloaded as f64 > WASTED * run.calls as f64 {
+            misses.push("wasted");
+        }
+        if quantiles[1] > P95 {
+            misses.push("p95");
+        }
+        if settle.is_some_and(|settle| settle.is_none_or(|settle| settle > SETTLE)) {
+            misses.push("settle");
+        }
+        if bound.is_some_and(|bound| highest as f64 > bound) {
+            misses.push("bounded");
+        }
+        Score {
+            goodput,
+            wasted: run.overloaded,
+            calls: run.calls,
+            quantiles,
+            before,
+            settle,
+            after,
+            highest,
+            bound,
+            misses,
+        }
+    }
+
+    /// The worst of two scores, figure by figure (the mean limits: the lower).
+    pub fn worst(self, other: Score) -> Score {
+        let wasted_share = |s: &Score| s.wasted as f64 / s.calls as f64;
+        let (wasted, calls) = if wasted_share(&other) > wasted_share(&self) {
+            (other.wasted, other.calls)
+        } else {
+            (self.wasted, self.calls)
+        };
+        let mut misses = self.misses;
+        for miss in other.misses {
+            if !misses.contains(&miss) {
+                misses.push(miss);
+            }
+        }
+        Score {
+            goodput: self.goodput.min(other.goodput),
+            wasted,
+            calls,
+            quantiles: [0, 1, 2].map(|i| self.quantiles[i].max(other.quantiles[i])),
+            before: self.before.merge(other.before),
+            settle: match (self.settle, other.settle) {
+                (Some(a), Some(b)) => Some(match (a, b) {
+                    (Some(a), Some(b)) => Some(a.max(b)),
+                    _ => None,
+                }),
+                (a, b) => a.or(b),
+            },
+            after: self.after.merge(other.after),
+            highest: self.highest.max(other.highest),
+            bound: self.bound,
+            misses,
+        }
+    }
+}
+
+fn quantile(sorted: &[Duration], q: f64) -> Duration {
+    let rank = ((sorted.len() as f64 * q).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
+}
