@@ -719,7 +719,7 @@ where
 {
     /// Lets `controller` set the `workers` limit from what the items show: each
     /// item's run time (start to completion, on the stream's
-    /// [`clock`](Self::clock)), the [`Verdict`] `classify` gives its output
+    /// [`clock`](Self::clock)), the [`Verdict`](crate::Verdict) `classify` gives its output
     /// (success, back-pressure such as an HTTP 429 or 503, or ignore), and
     /// whether the limit was reached. `classify` may return a `bool` instead,
     /// `true` meaning back-pressure. An ignored output, and an item that never
