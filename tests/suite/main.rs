@@ -13,6 +13,8 @@ mod fail_fast;
 mod keyed;
 mod limits;
 mod progress;
+mod shed;
 mod spawn_contract;
 mod time;
 mod wakes;
+mod weighted;

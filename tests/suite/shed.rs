@@ -1,0 +1,191 @@
+//! Shedding, in both modes (contract point 29): with the queue full and no
+//! item that may start, the stream keeps pulling and hands an item back,
+//! never polled, as a `Rejected`: the one just pulled (`Newest`), or the oldest
+//! waiting one, whose place it takes (`Oldest`); an item pulled while a worker
+//! is free starts instead. Untaken rejections count against an allowance of
+//! `max(waiting, 1)`, so a consumer that stops stops the pulling: with every
+//! future blocked the source has advanced at most `workers + waiting +
+//! max(waiting, 1)` items. Ordered, a rejection comes at its input position.
+//! With `max_wait` too, an item not run is a `NotRun`, with its cause.
+
+use std::task::Poll;
+
+use bounded_buffered::{BoundedStreamExt, NotRun, Rejected, Shed};
+use futures::{Stream, StreamExt};
+use support::{Gate, Gates, advance, both_modes, counted, drive, ms, now, reset_clock};
+
+/// Gates `0..count`, each knowing its id without being polled.
+fn tagged(gates: &Gates, count: usize) -> impl Stream<Item = Tagged> + Send + Unpin + use<> {
+    gates
+        .source(count)
+        .enumerate()
+        .map(|(id, gate)| Tagged { id, gate })
+}
+
+struct Tagged {
+    id: usize,
+    gate: Gate,
+}
+
+impl Future for Tagged {
+    type Output = usize;
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<usize> {
+        std::pin::Pin::new(&mut self.gate).poll(cx)
+    }
+}
+
+/// An outcome as the tests compare it: the output, or the rejected item's id.
+fn seen(outcome: Result<usize, Rejected<Tagged>>) -> Result<usize, usize> {
+    outcome.map_err(|rejected| rejected.into_inner().id)
+}
+
+fn seen_all(outcomes: Vec<Result<usize, Rejected<Tagged>>>) -> Vec<Result<usize, usize>> {
+    outcomes.into_iter().map(seen).collect()
+}
+
+/// Polls until the stream yields (spawned, the tasks run between polls).
+fn first<T>(run: &mut support::Driven<'_, T>) -> T {
+    for _ in 0..3 {
+        if let Poll::Ready(Some(output)) = run.poll() {
+            return output;
+        }
+    }
+    panic!("no output")
+}
+
+both_modes! {
+    /// Point 29: `Newest` hands back the item just pulled; the allowance
+    /// (`max(waiting, 1)` untaken rejections) bounds the pulling exactly.
+    fn newest_hands_back_the_item_just_pulled_within_the_allowance(mode) {
+        let gates = Gates::new();
+        let (source, pulled) = counted(tagged(&gates, 100));
+        let mut run = drive!(mode, source.bounded(2, 2).shed(Shed::Newest));
+        if mode.is_spawned() {
+            // Point 18: the tasks shed while the consumer is away, up to the
+            // allowance: 2 running, 2 waiting, 2 rejections untaken.
+            let _ = run.poll();
+            let stats = run.stats();
+            assert_eq!((stats.active, stats.waiting, stats.rejected), (2, 2, 2));
+            assert_eq!(pulled.pulled(), 2 + 2 + 2, "workers + waiting + the allowance");
+        }
+        // The first rejected is the first pulled past the full queue; taking
+        // it freed one allowance, and one more was pulled and handed back.
+        assert_eq!(seen(first(&mut run)), Err(4));
+        assert_eq!(pulled.pulled(), 7);
+        let stats = run.stats();
+        assert_eq!((stats.active, stats.waiting, stats.held, stats.rejected), (2, 2, 2, 3));
+        assert!((0..4).all(|id| gates.is_started(id) == (id < 2)), "the waiting items wait");
+        assert!((4..7).all(|id| !gates.is_started(id)), "a rejected item is never polled");
+        run.drop_stream();
+        gates.check_all_dropped_once();
+    }
+
+    /// Point 29: `Oldest` hands back the oldest waiting item, and the new one
+    /// takes its place: what waits is what came last.
+    fn oldest_hands_back_the_oldest_waiting_item(mode) {
+        let gates = Gates::new();
+        let (source, pulled) = counted(tagged(&gates, 8));
+        let mut run = drive!(mode, source.bounded(2, 2).shed(Shed::Oldest));
+        // Items 2 and 3 (the oldest waiting) go first, items 4 and 5 take
+        // their places; taking item 2's rejection lets item 6 in and item 4
+        // out, item 3's item 7 in and item 5 out.
+        assert_eq!(seen(first(&mut run)), Err(2));
+        assert_eq!(pulled.pulled(), 7);
+        assert_eq!(seen(first(&mut run)), Err(3));
+        assert_eq!(pulled.pulled(), 8);
+        let stats = run.stats();
+        assert_eq!((stats.active, stats.waiting, stats.held, stats.rejected), (2, 2, 2, 4));
+        // Once a worker is free, the freshest items are the ones that wait,
+        // and the oldest of them runs.
+        gates.open(0);
+        let mut taken = seen_all(run.take_ready());
+        taken.sort();
+        assert_eq!(taken, [Ok(0), Err(4), Err(5)]);
+        assert_eq!(gates.closed_started(), [1, 6], "a fresh item ran, not a stale one");
+        gates.open_all();
+        let mut rest = seen_all(run.take_to_end());
+        rest.sort();
+        assert_eq!(rest, [Ok(1), Ok(6), Ok(7)]);
+        run.drop_stream();
+        gates.check_all_dropped_once();
+    }
+
+    /// Point 29: with a worker free, a pulled item starts rather than being
+    /// shed; with no waiting place, every item past the workers is handed
+    /// back at once.
+    fn a_free_worker_runs_what_is_pulled_and_no_waiting_place_sheds_the_rest(mode) {
+        let gates = Gates::new();
+        let (source, pulled) = counted(tagged(&gates, 100));
+        let mut run = drive!(mode, source.bounded(1, 0).shed(Shed::Newest));
+        assert_eq!(seen(first(&mut run)), Err(1));
+        assert!(gates.is_started(0), "pulled with the worker free: it runs");
+        assert_eq!(pulled.pulled(), 3, "one untaken rejection at a time (the allowance is one)");
+        gates.open(0);
+        let next = seen(first(&mut run));
+        assert!(next == Ok(0) || next == Err(2), "{next:?}");
+    }
+
+    /// Points 5 and 29: ordered, a rejection comes at its input position.
+    fn ordered_a_rejection_comes_at_its_input_position(mode) {
+        let gates = Gates::new();
+        let mut run = drive!(mode, tagged(&gates, 3).bounded(1, 1).ordered(4).shed(Shed::Newest));
+        assert!(run.take_ready().is_empty(), "item 2's rejection waits for items 0 and 1");
+        assert_eq!(run.stats().rejected, 1);
+        gates.open(0);
+        assert_eq!(seen_all(run.take_ready()), [Ok(0)]);
+        gates.open(1);
+        assert_eq!(seen_all(run.take_to_end()), [Ok(1), Err(2)]);
+    }
+
+    /// Points 23 and 29: with `max_wait` too, one error type with its cause.
+    fn with_max_wait_an_item_not_run_is_a_not_run_with_its_cause(mode) {
+        reset_clock();
+        let gates = Gates::new();
+        let mut run = drive!(
+            mode,
+            tagged(&gates, 4).bounded(1, 1).max_wait(ms(5)).shed(Shed::Newest).clock(now)
+        );
+        // Item 0 runs, item 1 waits, items 2 and 3 are shed (one at a time);
+        // item 1 has waited 10 ms when the worker frees up: expired.
+        let mut outcomes = vec![first(&mut run)];
+        advance(ms(10));
+        gates.open(0);
+        outcomes.extend(run.take_to_end_opening(&gates));
+        let mut causes: Vec<String> = outcomes
+            .into_iter()
+            .map(|outcome| match outcome {
+                Ok(id) => format!("ok {id}"),
+                Err(NotRun::Expired(expired)) => {
+                    format!("expired {} after {:?}", expired.into_inner().id, ms(10))
+                }
+                Err(NotRun::Rejected(rejected)) => format!("rejected {}", rejected.into_inner().id),
+            })
+            .collect();
+        causes.sort();
+        assert_eq!(causes, ["expired 1 after 10ms", "ok 0", "rejected 2", "rejected 3"]);
+    }
+}
+
+/// What a `Driven` lacks for a test that opens gates as it goes.
+trait TakeOpening<T> {
+    fn take_to_end_opening(&mut self, gates: &Gates) -> Vec<T>;
+}
+
+impl<T> TakeOpening<T> for support::Driven<'_, T> {
+    /// Polls to the end, opening every pulled gate whenever the stream is
+    /// pending.
+    fn take_to_end_opening(&mut self, gates: &Gates) -> Vec<T> {
+        let mut taken = Vec::new();
+        loop {
+            match self.poll() {
+                Poll::Ready(Some(output)) => taken.push(output),
+                Poll::Ready(None) => return taken,
+                Poll::Pending => {
+                    assert!(!gates.closed_pulled().is_empty(), "stalled");
+                    gates.open_all();
+                }
+            }
+        }
+    }
+}
