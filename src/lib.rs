@@ -256,6 +256,102 @@
 //!     controller under the state's lock, and a raise sends for tasks at
 //!     once.
 //!
+//! **Tenants, bytes and shedding** (section [Tenants, bytes and
+//! shedding](#tenants-bytes-and-shedding); in both modes, with `ordered` and
+//! every other setting)
+//!
+//! 27. **Per key** ([`per_key`](BoundedBuffered::per_key), items [`Keyed`]):
+//!     at most `limit` items of one key run at once. A free worker starts
+//!     the oldest waiting item whose key is below its limit; an item whose
+//!     key is at its limit stays in the waiting queue, counting against
+//!     `waiting`, and later items of other keys start past it. Every item is
+//!     pulled into a waiting place first (there is at least one, even with
+//!     `waiting == 0`), so with every future blocked the source has advanced
+//!     exactly `active + max(waiting, 1)` items, `active` below `workers` only
+//!     while no waiting item's key allows a start. The per-key state is one
+//!     count per key with an item running or waiting.
+//! 28. **Weights** ([`max_running_weight`](BoundedBuffered::max_running_weight),
+//!     [`max_waiting_weight`](BoundedBuffered::max_waiting_weight), items
+//!     [`Weighted`]): an item counts as `min(weight, budget)`. It starts only
+//!     if the weights running plus its own stay within the budget, or nothing
+//!     runs (one heavier than the budget runs alone); first come, first
+//!     served. The source is not pulled while the weight waiting is at or
+//!     above its budget, so it stays below the budget plus one item's capped
+//!     weight. Both hold beside the counts of points 2 and 3.
+//! 29. **Shedding** ([`shed`](BoundedBuffered::shed)): with the waiting queue
+//!     full and no waiting item that may start, the stream keeps pulling and
+//!     hands back, never polled, as a [`Rejected`], the item just pulled
+//!     ([`Shed::Newest`]) or the oldest waiting one ([`Shed::Oldest`]); an
+//!     item pulled with a worker free for it starts. At most `max(waiting,
+//!     1)` rejections are held untaken: then nothing is pulled, so with every
+//!     future blocked the source has advanced at most `workers + waiting +
+//!     max(waiting, 1)` items. Unordered, a rejection is yielded as it is
+//!     made; ordered, at its input position (with keys, weights or shedding,
+//!     an ordered stream takes each item's position when it pulls it, and an
+//!     item starts only while its position is within the window). With
+//!     `max_wait` too, an item not run comes back as a [`NotRun`] with its
+//!     cause. [`Stats::rejected`] counts them.
+//!
+//! # Tenants, bytes and shedding
+//!
+//! One count is not always the right budget. Items can carry a key
+//! ([`Keyed`]: a tenant, a partition, a user) and a weight ([`Weighted`]:
+//! bytes, tokens), and a stream can shed instead of waiting:
+//!
+//! - **[`per_key(limit)`](BoundedBuffered::per_key)**: a single large batch
+//!   no longer takes every worker while another tenant's items wait. The
+//!   fairness reaches as far as the waiting budget looks ahead in the one
+//!   source: a tenant's items behind `waiting` items of another are not seen
+//!   until those are pulled. `per_key(1)` runs each key's items one at a time,
+//!   in input order, as a Kafka consumer does per partition.
+//! - **[`max_waiting_weight(bytes)`](BoundedBuffered::max_waiting_weight)**
+//!   bounds what is pulled ahead by its size, not its count (eight waiting
+//!   places may hold eight small ids or eight large documents);
+//!   **[`max_running_weight`](BoundedBuffered::max_running_weight)** bounds
+//!   what runs by weight.
+//! - **[`shed(Shed::Newest | Shed::Oldest)`](BoundedBuffered::shed)**: a
+//!   source that should never wait (a channel fed by request handlers)
+//!   keeps being read; an item that cannot wait comes back at once as a
+//!   [`Rejected`] to answer "busy" with, or the stalest waiting one makes way
+//!   for it.
+//!
+//! ```
+//! use std::future::pending;
+//!
+//! use bounded_buffered::{BoundedStreamExt, Keyed, Shed, Weighted};
+//! use futures::{StreamExt, stream};
+//!
+//! # futures::executor::block_on(async {
+//! // Two tenants, documents of 1 to 3 units: at most 2 documents of one tenant
+//! // at once, at most 4 units running, 6 units waiting.
+//! let mut imports = stream::iter(0..20u64)
+//!     .map(|n| Keyed::new(n % 2, Weighted::new(n % 3 + 1, async move { n })))
+//!     .bounded(4, 8)
+//!     .per_key(2)
+//!     .max_running_weight(4)
+//!     .max_waiting_weight(6);
+//! let mut imported = 0;
+//! while imports.next().await.is_some() {
+//!     imported += 1;
+//! }
+//! assert_eq!(imported, 20);
+//! let stats = imports.stats();
+//! assert!(stats.peak_running_weight <= 4 && stats.peak_waiting_weight < 6 + 3);
+//!
+//! // A front end: one worker held, no queue: later requests come back at once.
+//! let mut replies = stream::iter(0..3u32)
+//!     .map(|n| async move {
+//!         if n == 0 {
+//!             pending::<()>().await;
+//!         }
+//!         n
+//!     })
+//!     .bounded(1, 0)
+//!     .shed(Shed::Newest);
+//! assert!(replies.next().await.unwrap().is_err()); // "busy"
+//! # });
+//! ```
+//!
 //! # Adjusting and adaptive limits
 //!
 //! The right `workers` is what the downstream resource can take, and that is
