@@ -174,7 +174,7 @@ fn drop_after(mode: Mode, case: Case, steps: usize) {
             assert!(message.starts_with(INJECTED), "{message}");
             assert!(run.gates.fault_fired());
             assert_eq!(errors, 0, "a panic after the error: {:?}", run.got);
-            run.check_refuses_polls();
+            run.driven.check_refuses_polls();
         }
         Step::Progress => {
             assert!(errors <= 1 && !run.got.contains(&Got::End), "{:?}", run.got);

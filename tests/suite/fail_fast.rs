@@ -24,10 +24,9 @@ use std::task::Poll;
 use bounded_buffered::{BoundedStreamExt, Stats};
 use futures::{FutureExt, StreamExt, TryStreamExt};
 use support::{
-    Case, Driven, Failures, Fault, Gates, Got, INJECTED, Journal, Mode, POLLED_AFTER_ESCAPE,
-    POLLED_AFTER_PANIC, StepExecutor, TryOutput, Watchdog, both_modes, caught,
-    check_ended_on_tokio, counted, drive, drop_before_tasks, fed_source, quiet_injected_panics,
-    tokio_multi_thread,
+    Case, Driven, Failures, Fault, Gates, Got, INJECTED, Journal, Mode, OrderedIf, TryOutput,
+    Watchdog, both_modes, caught, check_ended_on_tokio, counted, drive, drop_before_tasks,
+    fed_source, quiet_injected_panics, tokio_multi_thread,
 };
 
 /// A fallible case in one mode, with its gates and journal.
@@ -123,13 +122,7 @@ impl Started {
             caught(|| Got::of(run.poll_alone())),
             Err(message.to_owned())
         );
-        let again = caught(|| Got::of(run.poll_alone())).unwrap_err();
-        let refusal = if self.spawned() {
-            POLLED_AFTER_PANIC
-        } else {
-            POLLED_AFTER_ESCAPE
-        };
-        assert!(again.contains(refusal), "{again}");
+        run.check_refuses_polls();
     }
 
     /// Spawned, the failure cancelled the run: once the tasks ran, everything
@@ -581,13 +574,7 @@ both_modes! {
     fn size_hint_promises_no_item_that_an_error_may_cancel(mode) {
         let case = Case::new(2, 2, None, 10);
         let run = Started::unpolled(mode, &case, Gates::new());
-        let (lower, upper) = run.run.size_hint();
-        if mode.is_spawned() {
-            // Spawned, the hint does not read the source's: still valid.
-            assert!(lower <= 1 && upper.is_none_or(|upper| upper >= 10), "{lower} {upper:?}");
-        } else {
-            assert_eq!((lower, upper), (1, Some(10)));
-        }
+        assert_eq!(run.run.size_hint(), (1, Some(10)));
 
         let case = Case::new(2, 2, None, 100).failing(Failures::futures(&[0]));
         let mut run = Started::new(mode, &case);
@@ -827,7 +814,7 @@ fn spawned_an_executor_shut_down_after_the_error_leaves_the_error_to_the_consume
         let mut run = Started::new(Mode::Spawned, &case);
         run.open_and_step(1);
         assert_eq!(run.live_tasks(), 2);
-        drop(std::mem::replace(run.run.executor(), StepExecutor::new()));
+        drop(std::mem::take(run.run.executor()));
         run.gates.check_all_dropped_once();
         run.expect_error_then_end(1);
         run.drop_and_check();
@@ -887,4 +874,102 @@ fn in_place_without_an_error_try_collect_gets_every_output_in_order() {
             .expect("no item fails");
         assert_eq!(out, (0..50).collect::<Vec<_>>());
     });
+}
+
+/// `bounded(2, 0)` over `[item 0, item 1, failure]` (an error or a source
+/// panic at position 2), futures that never complete, brought to the pull
+/// that meets the failure, with `waiting` raised to 1 (through the stream's
+/// handle) so that it is pulled ahead.
+///
+/// In place the first poll starts items 0 and 1, and the next poll pulls the
+/// failure. Spawned, step by step, one thread: the first poll spawns task 0;
+/// task 0 takes item 0, spawns task 1 and yields before polling item 0; task
+/// 1 takes item 1 and polls it. The raise finds no task idle, so busy task 0
+/// is sent to pull ahead; its poll here meets the failure, in the refill
+/// path, after its last lock section (issue 19's case).
+fn pull_ahead_into_the_failure<T>(run: &mut Driven<'_, T>, gates: &Gates) {
+    let limits = run.limits();
+    if !run.mode().is_spawned() {
+        assert!(run.poll_alone().is_pending());
+        assert_eq!(gates.polls_of(2), [1, 1], "items 0 and 1 started");
+        limits.set_waiting(1);
+        return;
+    }
+    assert!(run.poll_alone().is_pending());
+    let executor = run.executor();
+    assert_eq!(executor.ready_tasks(), 1, "the first poll spawns task 0");
+    assert!(executor.poll_one(0));
+    assert_eq!(executor.spawns(), 2, "task 0 spawned task 1");
+    let seen = (gates.pulled(), gates.polls(0));
+    assert_eq!(seen, (1, 0), "item 0 taken, unpolled");
+    // Ready: task 0 (it yielded) and task 1 (new), in that order.
+    assert_eq!(executor.ready_tasks(), 2);
+    assert!(executor.poll_one(1));
+    assert_eq!(
+        gates.polls_of(2),
+        [0, 1],
+        "task 1 took item 1 and polled it"
+    );
+    limits.set_waiting(1);
+    let executor = run.executor();
+    assert_eq!(executor.ready_tasks(), 1, "task 0 is sent to pull ahead");
+    assert!(executor.poll_one(0));
+    executor.assert_none_escaped("task 0");
+}
+
+both_modes! {
+    /// Point 21: an error pulled ahead starts nothing after it; spawned, not
+    /// even the item the task whose refill pulled it had taken just before:
+    /// that item is dropped unpolled at once.
+    fn an_error_pulled_ahead_starts_nothing_after_it_not_even_the_item_its_task_took(mode) {
+        for window in [None, Some(2)] {
+            let case = Case::new(2, 0, window, 3).failing(Failures::source_at(2));
+            let mut run = Started::unpolled(mode, &case, Gates::new());
+            pull_ahead_into_the_failure(&mut run.run, &run.gates);
+            if mode.is_spawned() {
+                assert_eq!(run.journal.first_error(), Some(2), "window {window:?}");
+                let item_0 = (run.gates.polls(0), run.gates.drops(0));
+                assert_eq!(item_0, (0, 1), "window {window:?}: item 0 dropped, never polled");
+            }
+            assert_eq!(run.drain(), [Got::Err(2), Got::End], "window {window:?}");
+            assert!(run.journal.source_failed_first());
+            run.journal.check_no_start_after_error();
+            // In place items 0 and 1 started before the pull; spawned item 0 never.
+            let first = usize::from(!mode.is_spawned());
+            assert_eq!(run.gates.polls_of(2), [first, 1], "window {window:?}");
+            assert_eq!(run.journal.pulls(), 3, "nothing pulled after the error");
+            assert_eq!(run.journal.errors(), (1, 1), "window {window:?}: the error");
+            run.check_ended_after_error();
+        }
+    }
+
+    /// Points 20 and 10: the same with a source that panics: spawned, the
+    /// task whose refill pull caught the panic never gives the item it had
+    /// taken its first poll; the panic comes out of the consumer's next poll.
+    fn a_source_panic_met_pulling_ahead_starts_nothing_after_it_not_even_the_item_its_task_took(
+        mode
+    ) {
+        quiet_injected_panics();
+        for window in [None, Some(2)] {
+            let gates = Gates::with_fault(Fault::SourceAt(2));
+            let mut run = drive!(mode, gates.source(3).bounded(2, 0).ordered_if(window));
+            pull_ahead_into_the_failure(&mut run, &gates);
+            if mode.is_spawned() {
+                assert!(gates.fault_fired(), "window {window:?}");
+                let item_0 = (gates.polls(0), gates.drops(0));
+                assert_eq!(item_0, (0, 1), "window {window:?}: item 0 dropped, never polled");
+            }
+            let message = caught(|| run.poll_alone()).unwrap_err();
+            assert_eq!(message, format!("{INJECTED} in the source at item 2"));
+            run.check_refuses_polls();
+            if mode.is_spawned() {
+                run.settle();
+                assert_eq!(run.executor().live_tasks(), 0, "window {window:?}");
+            }
+            let first = usize::from(!mode.is_spawned());
+            assert_eq!(gates.polls_of(2), [first, 1], "window {window:?}");
+            run.drop_stream();
+            gates.check_all_dropped_once();
+        }
+    }
 }

@@ -11,6 +11,5 @@ mod executors;
 mod fail_fast;
 mod limits;
 mod progress;
-mod spawn_contract;
 mod time;
 mod wakes;

@@ -462,6 +462,14 @@ pub struct Gate<O = usize> {
     output: PhantomData<fn() -> O>,
 }
 
+impl<O> Gate<O> {
+    /// Which gate this is, known without polling it (so an expired item is
+    /// recognised from its untouched future).
+    pub fn id(&self) -> usize {
+        self.id
+    }
+}
+
 /// What one poll of a gate does, decided under the lock and done after it.
 enum Step {
     Wait,

@@ -6,7 +6,7 @@
 //!
 //! - `gate`: futures that complete when the test opens them and count what
 //!   happens to them and their outputs; an injected [`Fault`], a self-wake.
-//! - `poller`: polling by hand with a counting waker.
+//! - `poller`: polling by hand, with a waker that does nothing.
 //! - `source`: sources that count their polls, or that the test feeds.
 //! - `yielding`: futures that need several polls.
 //! - `executors`: tokio's runtimes, a smol pool, a step-by-step executor.
@@ -14,15 +14,12 @@
 //! - `schedule`: a stream in either mode stepped at random, budgets checked
 //!   after each step.
 //! - `limits`: limit changes and the limits in force, for property tests.
-//! - `adaptive`: a scripted controller (`.adaptive(...)`).
 //! - `cases`: how many cases a property test runs.
 //! - `fail_fast`: fallible sources and futures (`try_bounded`).
 //! - `clock`: a clock the test moves by hand (`.clock(...)`).
 //! - `panic`, `rng`, `watchdog`: expected panics, one generator, hang limits.
 #![cfg(not(loom))]
-#![allow(dead_code, unused_imports)]
 
-mod adaptive;
 mod cases;
 mod clock;
 mod completions;
@@ -40,19 +37,16 @@ mod stats;
 mod watchdog;
 mod yielding;
 
-pub use adaptive::Scripted;
 pub use cases::{cases, config};
 pub use clock::*;
 pub use completions::{Take, random_completions};
-pub use executors::{
-    SmolPool, StepExecutor, tokio_current_thread, tokio_multi_thread, tokio_paused_clock,
-};
+pub use executors::{SmolPool, StepExecutor, tokio_current_thread, tokio_multi_thread};
 pub use fail_fast::*;
 pub use gate::{Counts, Fault, Gate, GateSource, Gates, Output};
 pub use limits::{Change, InForce};
 pub use mode::{Driven, Mode, Observe};
 pub use panic::{INJECTED, POLLED_AFTER_ESCAPE, POLLED_AFTER_PANIC, caught, quiet_injected_panics};
-pub use poller::{Poller, poll_once};
+pub use poller::{drain_ready, poll_once};
 pub use rng::Rng;
 pub use schedule::{
     Case, Got, OrderedIf, Run, Step, check_ended_on_tokio, drop_before_tasks, opener,

@@ -28,6 +28,7 @@ use futures::stream::FusedStream;
 use futures_test::task::{AwokenCount, new_count_waker};
 
 use super::executors::StepExecutor;
+use super::panic::{POLLED_AFTER_ESCAPE, POLLED_AFTER_PANIC, caught};
 
 /// Where a test runs its stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -197,6 +198,20 @@ impl<'a, T> Driven<'a, T> {
         let mut cx = Context::from_waker(&self.waker);
         let stream = self.stream.as_mut().expect("the stream was dropped");
         stream.as_mut().poll_next(&mut cx)
+    }
+
+    /// After a panic came out of a poll, the next poll refuses, saying why
+    /// (point 10 in place, 20 spawned).
+    pub fn check_refuses_polls(&mut self) {
+        let Err(again) = caught(|| self.poll_alone().map(|_| ())) else {
+            panic!("polled again after a panic, and it did not refuse");
+        };
+        let refusal = if self.mode.is_spawned() {
+            POLLED_AFTER_PANIC
+        } else {
+            POLLED_AFTER_ESCAPE
+        };
+        assert!(again.contains(refusal), "unclear refusal: {again}");
     }
 
     /// How often the consumer's waker was woken so far.

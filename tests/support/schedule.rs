@@ -28,7 +28,7 @@ use super::fail_fast::{Failures, Journal, TryOutput};
 use super::gate::{Counts, Fault, GateSource, Gates, Output};
 use super::limits::{Change, InForce};
 use super::mode::{Driven, Mode};
-use super::panic::{INJECTED, POLLED_AFTER_ESCAPE, POLLED_AFTER_PANIC, caught};
+use super::panic::{INJECTED, caught};
 use super::rng::Rng;
 
 /// `.ordered(window)` when there is a window, for tests that run both modes.
@@ -558,21 +558,6 @@ impl<T: 'static> Run<T> {
                 "a start claimed but not made: {context}"
             );
         }
-    }
-
-    /// After a panic came out of a poll, the next poll refuses, saying why
-    /// (point 10 in place, 20 spawned).
-    pub fn check_refuses_polls(&mut self) {
-        let driven = &mut self.driven;
-        let Err(again) = caught(|| driven.poll_alone().map(|_| ())) else {
-            panic!("polled again after a panic, and it did not refuse");
-        };
-        let refusal = if self.spawned() {
-            POLLED_AFTER_PANIC
-        } else {
-            POLLED_AFTER_ESCAPE
-        };
-        assert!(again.contains(refusal), "unclear refusal: {again}");
     }
 
     /// Delivers the wakes still held back: late wakes reach nothing and
