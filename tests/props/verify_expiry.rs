@@ -18,7 +18,7 @@
 use bounded_buffered::{BoundedStreamExt, Expired};
 use proptest::prelude::*;
 use support::{
-    Case, Gate, Gates, Got, Journal, Mode, OrderedIf, Run, Step, drive, ms, now, prop_both_modes,
+    Case, Gate, Gates, Got, Mode, OrderedIf, Run, Step, drive, ms, now, prop_both_modes,
     reset_clock,
 };
 
@@ -60,7 +60,7 @@ fn run(mode: Mode, case: Case, limit_ms: u64) {
             Got::Expired(id)
         }
     };
-    let mut run = Run::with(case.clone(), gates, Journal::default(), driven, None, read);
+    let mut run = Run::with(case.clone(), gates, driven, None, read);
     assert_eq!(run.run_to_end(), Step::Finished);
     case.check_delivery(&run.yielded());
 

@@ -24,15 +24,14 @@ use std::task::Poll;
 use bounded_buffered::{BoundedStreamExt, Stats};
 use futures::{FutureExt, StreamExt, TryStreamExt};
 use support::{
-    Case, Driven, Failures, Fault, Gates, Got, INJECTED, Journal, Mode, OrderedIf, TryOutput,
-    Watchdog, both_modes, caught, check_ended_on_tokio, counted, drive, drop_before_tasks,
-    fed_source, quiet_injected_panics, tokio_multi_thread,
+    Case, Driven, Failures, Fault, Gates, Got, INJECTED, Mode, OrderedIf, TryOutput, Watchdog,
+    both_modes, caught, check_ended_on_tokio, counted, drive, drop_before_tasks, fed_source,
+    quiet_injected_panics, tokio_multi_thread,
 };
 
-/// A fallible case in one mode, with its gates and journal.
+/// A fallible case in one mode, with its gates.
 struct Started {
     gates: Gates,
-    journal: Journal,
     run: Driven<'static, TryOutput>,
 }
 
@@ -40,13 +39,8 @@ impl Started {
     /// `case` on `gates`, never polled.
     fn unpolled(mode: Mode, case: &Case, gates: Gates) -> Self {
         quiet_injected_panics();
-        let journal = Journal::default();
-        let run = drive!(mode, case.fallible(&gates, &journal));
-        Self {
-            gates,
-            journal,
-            run,
-        }
+        let run = drive!(mode, case.fallible(&gates));
+        Self { gates, run }
     }
 
     /// `case` on gates with its fault, polled once (which spawns the first
@@ -152,7 +146,7 @@ impl Started {
             assert_eq!(tasks.live_tasks(), 0, "tasks outlived the stream");
         }
         self.gates.check_all_dropped_once();
-        let (made, dropped) = self.journal.errors();
+        let (made, dropped) = self.gates.errors();
         assert_eq!(made, dropped, "errors made and dropped");
     }
 
@@ -178,8 +172,8 @@ impl Started {
         }
         assert_eq!(self.gates.started(), started, "a start after the end");
         assert_eq!(self.gates.pulled(), pulled, "a pull after the end");
-        self.journal.check_no_start_after_error();
-        assert_eq!(self.journal.pulls_after_error(), 0);
+        self.gates.check_no_start_after_error();
+        assert_eq!(self.gates.pulls_after_error(), 0);
         let counts = self.gates.counts();
         assert_eq!((counts.futures_dropped, counts.running), (counts.pulled, 0));
         assert_eq!(counts.outputs_dropped, counts.outputs_made);
@@ -223,7 +217,7 @@ both_modes! {
             if mode.is_spawned() {
                 // At once: the source and the waiting items are dropped; the
                 // running futures stay with their tasks, woken to drop them.
-                assert_eq!(run.journal.first_error(), Some(1));
+                assert_eq!(run.gates.first_error(), Some(1));
                 assert_eq!(run.gates.counts().source_drops, 1, "window {window:?}");
                 for id in 4..7 {
                     assert_eq!(run.gates.drops(id), 1, "waiting item {id}");
@@ -246,7 +240,7 @@ both_modes! {
             assert_eq!((run.gates.pulled(), run.gates.started()), (7, 4), "no start, no pull");
             assert_eq!(run.counts(), (0, 0, 0));
             run.check_ended_after_error();
-            assert_eq!(run.journal.errors(), (1, 1));
+            assert_eq!(run.gates.errors(), (1, 1));
         }
     }
 
@@ -299,7 +293,7 @@ both_modes! {
         // In completion order (in place, the order of the consumer's pass,
         // which is the same here), then the error.
         assert_eq!(run.drain(), [Got::Ok(4), Got::Ok(2), Got::Err(3), Got::End]);
-        case.check_yielded_before_error(&[0, 4, 2], &run.journal);
+        case.check_yielded_before_error(&[0, 4, 2], &run.gates);
         assert_eq!(run.gates.drops(1), 1, "item 1 dropped");
         run.check_ended_after_error();
     }
@@ -365,7 +359,7 @@ both_modes! {
         }
         let rest = run.drain();
         assert_eq!(rest, [Got::Ok(0), Got::Ok(1), Got::Ok(2), Got::Err(4), Got::End]);
-        case.check_yielded_before_error(&[0, 1, 2], &run.journal);
+        case.check_yielded_before_error(&[0, 1, 2], &run.gates);
         run.check_ended_after_error();
     }
 
@@ -407,12 +401,12 @@ both_modes! {
             assert_eq!(run.poll(), Got::Ok(1));
             // Taking 1 freed a start: the error is pulled for it.
             run.run.settle();
-            assert_eq!(run.journal.first_error(), Some(3));
-            assert_eq!(run.journal.pulls(), 4);
+            assert_eq!(run.gates.first_error(), Some(3));
+            assert_eq!(run.gates.pulled(), 4);
             assert_eq!(run.gates.counts().source_drops, usize::from(mode.is_spawned()));
             assert_eq!(run.poll(), Got::Err(3));
             run.check_ended_after_error();
-            assert_eq!(run.journal.pulls(), 4, "nothing pulled after the error");
+            assert_eq!(run.gates.pulled(), 4, "nothing pulled after the error");
             assert_eq!(run.gates.started(), 3);
         }
     }
@@ -430,10 +424,10 @@ both_modes! {
             let mut run = Started::unpolled(mode, &case, Gates::new());
             let got = run.poll();
             run.run.settle();
-            assert_eq!(run.journal.first_error(), Some(1), "window {window:?}");
-            assert!(run.journal.source_failed_first());
-            assert_eq!(run.journal.pulls(), 2);
-            run.journal.check_no_start_after_error();
+            assert_eq!(run.gates.first_error(), Some(1), "window {window:?}");
+            assert!(run.gates.source_failed_first());
+            assert_eq!(run.gates.pulled(), 2);
+            run.gates.check_no_start_after_error();
             let started = usize::from(!mode.is_spawned());
             assert_eq!(run.gates.started(), started, "window {window:?}");
             assert_eq!(run.gates.polls(0), started, "item 0 polled before the error, if at all");
@@ -445,7 +439,7 @@ both_modes! {
                 assert_eq!(got, Got::Err(1));
             }
             run.check_ended_after_error();
-            assert_eq!(run.journal.pulls(), 2, "nothing pulled after the error");
+            assert_eq!(run.gates.pulled(), 2, "nothing pulled after the error");
         }
     }
 
@@ -471,8 +465,8 @@ both_modes! {
             }
             run.run.settle();
             let rest = run.drain();
-            assert_eq!(run.journal.first_error(), Some(2), "window {window:?}");
-            run.journal.check_no_start_after_error();
+            assert_eq!(run.gates.first_error(), Some(2), "window {window:?}");
+            run.gates.check_no_start_after_error();
             let started = usize::from(!mode.is_spawned());
             assert_eq!(run.gates.started(), 1 + started, "window {window:?}");
             assert_eq!(run.gates.polls(1), started, "item 1 polled before the error, if at all");
@@ -484,7 +478,7 @@ both_modes! {
             };
             assert_eq!(rest, expected);
             run.check_ended_after_error();
-            assert_eq!(run.journal.pulls(), 3, "nothing pulled after the error");
+            assert_eq!(run.gates.pulled(), 3, "nothing pulled after the error");
         }
     }
 
@@ -543,7 +537,7 @@ both_modes! {
             // dropped everything.
             run.check_all_gone_if_spawned();
             run.drop_and_check();
-            assert_eq!(run.journal.errors(), (0, 0));
+            assert_eq!(run.gates.errors(), (0, 0));
         }
     }
 
@@ -664,7 +658,7 @@ both_modes! {
                 assert!(run.gates.open(1));
                 run.run.settle();
                 run.expect_panic(&format!("{INJECTED} in the {what} of item 0"));
-                assert_eq!(run.journal.errors(), (0, 0), "item 1 never polled again");
+                assert_eq!(run.gates.errors(), (0, 0), "item 1 never polled again");
                 run.check_all_gone_if_spawned();
                 run.drop_and_check();
             }
@@ -789,14 +783,14 @@ fn spawned_a_slow_consumer_the_error_stops_every_start_though_nobody_polls() {
     // 1 is held behind the head; its worker took item 2 and pulled item 3.
     assert_eq!((run.gates.pulled(), run.gates.started()), (4, 3));
     run.open_and_step(2);
-    assert_eq!(run.journal.first_error(), Some(2));
+    assert_eq!(run.gates.first_error(), Some(2));
     // However the tasks are stepped and the gates opened, nothing starts
     // and nothing is pulled.
     for _ in 0..3 {
         run.gates.open_all();
         run.run.settle();
         assert_eq!((run.gates.pulled(), run.gates.started()), (4, 3));
-        assert_eq!(run.journal.started_after_error(), Vec::<usize>::new());
+        assert_eq!(run.gates.started_after_error(), Vec::<usize>::new());
     }
     assert_eq!(run.live_tasks(), 0);
     assert_eq!(run.gates.drops(3), 1, "the waiting item never started");
@@ -829,10 +823,8 @@ fn spawned_on_tokio_multi_thread_the_run_ends_with_the_error_and_drops_everythin
         let case = Case::new(4, 4, window, 1_000).failing(Failures::futures(&[failing]));
         // Every gate open: each future completes in its first poll, on either
         // of the runtime's threads.
-        let (gates, journal) = (Gates::open_except(&[]), Journal::default());
-        let mut stream = case
-            .fallible(&gates, &journal)
-            .spawn_on(runtime.handle().clone());
+        let gates = Gates::open_except(&[]);
+        let mut stream = case.fallible(&gates).spawn_on(runtime.handle().clone());
         let (got, ended) = runtime.block_on(async {
             let _watchdog = Watchdog::start("a failing run on tokio");
             let got: Vec<Got> = (&mut stream).map(Got::of_try).collect().await;
@@ -854,10 +846,10 @@ fn spawned_on_tokio_multi_thread_the_run_ends_with_the_error_and_drops_everythin
         ids.dedup();
         assert_eq!(ids.len(), oks.len(), "an output twice");
         assert!(!ids.contains(&failing), "the failed item was yielded");
-        assert!(journal.pulls() < case.items, "the run stopped early");
+        assert!(gates.pulled() < case.items, "the run stopped early");
         drop(stream);
         check_ended_on_tokio(&runtime, &gates, Vec::new());
-        assert_eq!(journal.errors(), (1, 1));
+        assert_eq!(gates.errors(), (1, 1));
     }
 }
 
@@ -927,18 +919,18 @@ both_modes! {
             let mut run = Started::unpolled(mode, &case, Gates::new());
             pull_ahead_into_the_failure(&mut run.run, &run.gates);
             if mode.is_spawned() {
-                assert_eq!(run.journal.first_error(), Some(2), "window {window:?}");
+                assert_eq!(run.gates.first_error(), Some(2), "window {window:?}");
                 let item_0 = (run.gates.polls(0), run.gates.drops(0));
                 assert_eq!(item_0, (0, 1), "window {window:?}: item 0 dropped, never polled");
             }
             assert_eq!(run.drain(), [Got::Err(2), Got::End], "window {window:?}");
-            assert!(run.journal.source_failed_first());
-            run.journal.check_no_start_after_error();
+            assert!(run.gates.source_failed_first());
+            run.gates.check_no_start_after_error();
             // In place items 0 and 1 started before the pull; spawned item 0 never.
             let first = usize::from(!mode.is_spawned());
             assert_eq!(run.gates.polls_of(2), [first, 1], "window {window:?}");
-            assert_eq!(run.journal.pulls(), 3, "nothing pulled after the error");
-            assert_eq!(run.journal.errors(), (1, 1), "window {window:?}: the error");
+            assert_eq!(run.gates.pulled(), 3, "nothing pulled after the error");
+            assert_eq!(run.gates.errors(), (1, 1), "window {window:?}: the error");
             run.check_ended_after_error();
         }
     }

@@ -24,7 +24,7 @@ use proptest::prelude::*;
 
 use super::clock::{advance, ms};
 use super::executors::StepExecutor;
-use super::fail_fast::{Failures, Journal, TryOutput};
+use super::fail_fast::{Failures, TryOutput};
 use super::gate::{Counts, Fault, GateSource, Gates, Output};
 use super::limits::{Change, InForce};
 use super::mode::{Driven, Mode};
@@ -178,7 +178,6 @@ pub enum Step {
 pub struct Run<T: 'static> {
     pub case: Case,
     pub gates: Gates,
-    pub journal: Journal,
     pub driven: Driven<'static, T>,
     pub rng: Rng,
     /// What the consumer's polls gave, `Pending` left out.
@@ -212,18 +211,16 @@ impl Run<Output> {
         let (gates, stream) = case.stream();
         let early = (case.seed % 2 == 0).then(|| stream.limits());
         let driven = crate::drive!(mode, stream);
-        Run::with(case, gates, Journal::default(), driven, early, |output| {
-            Got::Ok(output.id)
-        })
+        Run::with(case, gates, driven, early, |output| Got::Ok(output.id))
     }
 }
 
 impl Run<TryOutput> {
     /// `case` with `try_bounded`, failing where `case.failures` says.
     pub fn fallible(mode: Mode, case: Case) -> Self {
-        let (gates, journal) = (Gates::with_fault(case.fault), Journal::default());
-        let driven = crate::drive!(mode, case.fallible(&gates, &journal));
-        Run::with(case, gates, journal, driven, None, Got::of_try)
+        let gates = Gates::with_fault(case.fault);
+        let driven = crate::drive!(mode, case.fallible(&gates));
+        Run::with(case, gates, driven, None, Got::of_try)
     }
 }
 
@@ -233,7 +230,6 @@ impl<T: 'static> Run<T> {
     pub fn with(
         case: Case,
         gates: Gates,
-        journal: Journal,
         driven: Driven<'static, T>,
         handle: Option<Limits>,
         read: impl FnMut(T) -> Got + 'static,
@@ -246,7 +242,6 @@ impl<T: 'static> Run<T> {
             limits: InForce::new(case.workers, case.waiting, case.window),
             case,
             gates,
-            journal,
             driven,
             got: Vec::new(),
             at_error: None,
@@ -301,7 +296,7 @@ impl<T: 'static> Run<T> {
     /// A panic fired or an error was made: from then on only the budgets
     /// hold, not the exact counts.
     fn failed(&self) -> bool {
-        self.gates.fault_fired() || self.journal.first_error().is_some()
+        self.gates.fault_fired() || self.gates.first_error().is_some()
     }
 
     /// Polls the stream once. `Ready` although its waker was not woken since
@@ -605,7 +600,7 @@ impl<T: 'static> Run<T> {
             run_out(executor, &mut Rng::new(self.rng.next_u64()));
         }
         self.gates.check_all_dropped_once();
-        let (made, dropped) = self.journal.errors();
+        let (made, dropped) = self.gates.errors();
         assert_eq!(dropped, made, "errors made and dropped");
     }
 }
