@@ -20,7 +20,7 @@ use std::time::Duration;
 use bounded_buffered::{Aimd, BoundedStreamExt, Stats};
 use futures::FutureExt;
 use futures::stream::{self, Stream, StreamExt};
-use support::{Driven, Mode, OrderedIf, Take, both_modes, drive, yield_then};
+use support::{Driven, Mode, OrderedIf, both_modes, drive, yield_then};
 
 use crate::counting::{allocations, counting};
 

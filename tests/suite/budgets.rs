@@ -16,8 +16,8 @@ use std::task::Poll;
 use bounded_buffered::{BoundedStreamExt, Spawned};
 use futures::StreamExt;
 use support::{
-    Gates, Mode, OrderedIf, Output, SmolPool, Take, both_modes, counted, drain_ready, drive,
-    eventually, fed_source, random_completions, tokio_multi_thread, yield_now,
+    Gates, Mode, OrderedIf, Output, SmolPool, both_modes, counted, drain_ready, drive, eventually,
+    fed_source, random_completions, tokio_multi_thread, yield_now,
 };
 
 /// (workers, waiting) pairs: one worker, no prefetch, and both larger.

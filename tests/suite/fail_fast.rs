@@ -24,8 +24,8 @@ use std::task::Poll;
 use bounded_buffered::{BoundedStreamExt, Stats};
 use futures::{FutureExt, StreamExt, TryStreamExt};
 use support::{
-    Case, Driven, Failures, Fault, Gates, Got, INJECTED, Mode, OrderedIf, TryOutput, Watchdog,
-    both_modes, caught, check_ended_on_tokio, counted, drive, drop_before_tasks, fed_source,
+    Case, Driven, Failures, Fault, Gates, Got, INJECTED, Mode, OrderedIf, Rng, TryOutput, Watchdog,
+    both_modes, caught, check_ended_on_tokio, counted, drive, drop_and_check, fed_source,
     quiet_injected_panics, tokio_multi_thread,
 };
 
@@ -130,24 +130,11 @@ impl Started {
         }
     }
 
-    /// Drops the stream: the untaken outputs go with it at once; once
-    /// (spawned) the cancelled tasks ran, everything was dropped exactly
-    /// once, the errors too.
+    /// Drops the stream, which does not panic: everything goes once (see
+    /// `drop_and_check`).
     fn drop_and_check(&mut self) {
-        let (tasks, dropped) = drop_before_tasks(&mut self.run);
+        let dropped = drop_and_check(&mut self.run, &self.gates, &mut Rng::new(0));
         dropped.expect("the stream's drop does not panic");
-        let counts = self.gates.counts();
-        assert_eq!(
-            counts.outputs_dropped, counts.outputs_made,
-            "outputs left with the stream"
-        );
-        if let Some(mut tasks) = tasks {
-            tasks.run_until_stalled();
-            assert_eq!(tasks.live_tasks(), 0, "tasks outlived the stream");
-        }
-        self.gates.check_all_dropped_once();
-        let (made, dropped) = self.gates.errors();
-        assert_eq!(made, dropped, "errors made and dropped");
     }
 
     /// Once the error was yielded (and spawned, the tasks ran): the stream

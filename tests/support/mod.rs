@@ -2,7 +2,7 @@
 //! `bounded-buffered-tests` package, built once and linked by its test crates
 //! (`suite`, `props`, `alloc`, `stress`). Under `--cfg loom` it is empty: the
 //! loom crates build their gates on loom's types and share only
-//! `loom_model.rs`, through `#[path]`.
+//! `loom/model.rs`.
 //!
 //! - `gate`: futures that complete when the test opens them and count what
 //!   happens to them and their outputs; an injected [`Fault`], a self-wake.
@@ -39,7 +39,7 @@ mod yielding;
 
 pub use cases::{cases, config};
 pub use clock::*;
-pub use completions::{Take, random_completions};
+pub use completions::random_completions;
 pub use executors::{SmolPool, StepExecutor, tokio_current_thread, tokio_multi_thread};
 pub use fail_fast::*;
 pub use gate::{Counts, Fault, Gate, GateSource, Gates, Output};
@@ -49,7 +49,8 @@ pub use panic::{INJECTED, POLLED_AFTER_ESCAPE, POLLED_AFTER_PANIC, caught, quiet
 pub use poller::{drain_ready, poll_once};
 pub use rng::Rng;
 pub use schedule::{
-    Case, Got, OrderedIf, Run, Step, check_ended_on_tokio, drop_before_tasks, opener,
+    Case, Got, OrderedIf, Run, Step, check_ended_on_tokio, drop_and_check, drop_before_tasks,
+    opener,
 };
 pub use source::{Counted, FedSource, Feed, counted, fed_source};
 pub use stats::{assert_all_done, fresh_stats};

@@ -192,6 +192,31 @@ impl<'a, T> Driven<'a, T> {
         }
     }
 
+    /// Polls as an executor would: again after a `Pending` that woke the
+    /// consumer; `Pending` only if the consumer parked with no wake.
+    /// Spawned, the first poll spawns a task and returns `Pending`, and the
+    /// task wakes the consumer once it has an output or found the end
+    /// (contract point 17); in place, a poll that used up its budget wakes
+    /// itself (point 8).
+    pub fn poll_woken(&mut self) -> Poll<Option<T>> {
+        loop {
+            let wakes = self.wakes();
+            let poll = self.poll();
+            if poll.is_ready() || self.wakes() == wakes {
+                return poll;
+            }
+        }
+    }
+
+    /// Every output until the consumer parks with no wake, or the end.
+    pub fn take_woken(&mut self) -> Vec<T> {
+        let mut taken = Vec::new();
+        while let Poll::Ready(Some(output)) = self.poll_woken() {
+            taken.push(output);
+        }
+        taken
+    }
+
     /// One poll of the consumer and nothing else: spawned, no task runs
     /// before or after it (for tests that step the tasks themselves).
     pub fn poll_alone(&mut self) -> Poll<Option<T>> {

@@ -576,8 +576,8 @@ impl<T: 'static> Run<T> {
     /// tasks: every task ends, everything (errors included) was dropped
     /// exactly once. Untaken outputs go with the stream itself, at once.
     pub fn drop_stream_and_check(&mut self) {
-        let (mut executor, dropped) = drop_before_tasks(&mut self.driven);
-        if let Err(message) = dropped {
+        let mut rng = Rng::new(self.rng.next_u64());
+        if let Err(message) = drop_and_check(&mut self.driven, &self.gates, &mut rng) {
             // Point 10: a destructor's panic propagates out of the drop, once
             // everything was dropped; spawned, for what the dropping thread
             // drops (the source, waiting items, held outputs), while a running
@@ -591,18 +591,31 @@ impl<T: 'static> Run<T> {
                 "drop panicked without a faulty destructor"
             );
         }
-        let counts = self.gates.counts();
-        assert_eq!(
-            counts.outputs_dropped, counts.outputs_made,
-            "untaken outputs not dropped with the stream"
-        );
-        if let Some(executor) = &mut executor {
-            run_out(executor, &mut Rng::new(self.rng.next_u64()));
-        }
-        self.gates.check_all_dropped_once();
-        let (made, dropped) = self.gates.errors();
-        assert_eq!(dropped, made, "errors made and dropped");
     }
+}
+
+/// Drops a stream over `gates`: the untaken outputs go with the stream itself,
+/// at once; once (spawned) the cancelled tasks ran, in an order `rng` picks,
+/// every task ended and everything (errors included) was dropped exactly
+/// once. Returns what the drop itself raised (point 10).
+pub fn drop_and_check<T>(
+    driven: &mut Driven<'_, T>,
+    gates: &Gates,
+    rng: &mut Rng,
+) -> Result<(), String> {
+    let (mut executor, dropped) = drop_before_tasks(driven);
+    let counts = gates.counts();
+    assert_eq!(
+        counts.outputs_dropped, counts.outputs_made,
+        "untaken outputs not dropped with the stream"
+    );
+    if let Some(executor) = &mut executor {
+        run_out(executor, rng);
+    }
+    gates.check_all_dropped_once();
+    let (made, errors_dropped) = gates.errors();
+    assert_eq!(errors_dropped, made, "errors made and dropped");
+    dropped
 }
 
 /// Runs every woken task in a random order: afterwards none is left, and no
