@@ -12,10 +12,11 @@
 //! - `executors`: tokio's runtimes, a smol pool, a step-by-step executor.
 //! - `mode`: one test body, both modes (`both_modes!`, `drive!`, `Driven`).
 //! - `schedule`: a stream in either mode stepped at random, budgets checked
-//!   after each step.
+//!   after each step; `completions`: gates opened in a random order.
 //! - `limits`: limit changes and the limits in force, for property tests.
 //! - `cases`: how many cases a property test runs.
-//! - `fail_fast`: fallible sources and futures (`try_bounded`).
+//! - `fail_fast`: fallible gates (`try_bounded`), and what the gates logged
+//!   asked against the fail-fast rule.
 //! - `clock`: a clock the test moves by hand (`.clock(...)`).
 //! - `panic`, `rng`, `watchdog`: expected panics, one generator, hang limits.
 #![cfg(not(loom))]
@@ -45,7 +46,7 @@ pub use fail_fast::*;
 pub use gate::{Counts, Fault, Gate, GateSource, Gates, Output};
 pub use limits::{Change, InForce};
 pub use mode::{Driven, Mode, Observe};
-pub use panic::{INJECTED, POLLED_AFTER_ESCAPE, POLLED_AFTER_PANIC, caught, quiet_injected_panics};
+pub use panic::{INJECTED, caught, quiet_injected_panics};
 pub use poller::{drain_ready, poll_once};
 pub use rng::Rng;
 pub use schedule::{
