@@ -8,8 +8,8 @@
 //! bound.
 //!
 //! Each model has one consumer (the model's main thread) that polls the stream by
-//! hand and, on `Pending`, blocks on a [`Notify`] that only the consumer's waker
-//! signals. If a wake were lost, every thread would end up blocked and loom would
+//! hand and, on `Pending`, blocks on a `Notify` that only the consumer's waker
+//! signals (`model::drain`). If a wake were lost, every thread would end up blocked and loom would
 //! report a deadlock, so "the stream finishes" is the no-lost-wake assertion. The
 //! consumer hands a fresh waker to every poll, so re-registering the consumer's
 //! waker races the wakes too.
@@ -17,17 +17,16 @@
 
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Poll, Waker};
 
 use bounded_buffered::BoundedStreamExt;
-use futures::stream::{self, Stream, StreamExt};
-use loom::sync::{Mutex, Notify};
+use futures::stream::{self, StreamExt};
+use loom::sync::Mutex;
 use loom::thread;
 
-#[path = "../support/loom_model.rs"]
-mod loom_model;
+mod model;
 
-use loom_model::model;
+use model::{drain, model};
 
 /// A future that completes with its id once it has been opened `needed` times,
 /// counting its polls. Opening wakes the waker it stored, outside the lock, as a
@@ -110,39 +109,6 @@ impl Future for GateFuture {
         state.polls_while_closed += 1;
         state.waker = Some(cx.waker().clone());
         Poll::Pending
-    }
-}
-
-/// The consumer's waker: counts wakes and releases the consumer blocked in
-/// [`drain`].
-struct ConsumerSignal {
-    notify: Arc<Notify>,
-}
-
-impl Wake for ConsumerSignal {
-    fn wake(self: Arc<Self>) {
-        self.notify.notify();
-    }
-}
-
-/// Polls `stream` to the end like an executor would, with a fresh waker each poll.
-/// Blocks on `Pending` until the last registered waker fires: a lost wake leaves
-/// the model deadlocked, which loom reports as a failure.
-fn drain<S: Stream + Unpin>(mut stream: S, mut on_item: impl FnMut(&S::Item)) -> Vec<S::Item> {
-    let notify = Arc::new(Notify::new());
-    let mut out = Vec::new();
-    loop {
-        let waker = Waker::from(Arc::new(ConsumerSignal {
-            notify: Arc::clone(&notify),
-        }));
-        match Pin::new(&mut stream).poll_next(&mut Context::from_waker(&waker)) {
-            Poll::Ready(Some(item)) => {
-                on_item(&item);
-                out.push(item);
-            }
-            Poll::Ready(None) => return out,
-            Poll::Pending => notify.wait(),
-        }
     }
 }
 

@@ -19,7 +19,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Poll, Waker};
 
 use bounded_buffered::{BoundedStreamExt, Spawned};
 use futures::future::BoxFuture;
@@ -27,10 +27,10 @@ use futures::stream::{self, Stream, StreamExt};
 use loom::sync::{Mutex, Notify};
 use loom::thread::{self, JoinHandle};
 
-#[path = "../support/loom_model.rs"]
-mod loom_model;
+#[path = "../loom/model.rs"]
+mod model;
 
-use loom_model::model;
+use model::{drain, model, next};
 
 /// An executor made of loom threads: each spawned task runs on a thread of its
 /// own until it completes. Keeps the threads' handles so the model can join them.
@@ -59,37 +59,6 @@ impl Threads {
             joined += 1;
         }
     }
-}
-
-/// The consumer's waker: releases the consumer blocked in [`next`].
-struct Signal(Arc<Notify>);
-
-impl Wake for Signal {
-    fn wake(self: Arc<Self>) {
-        self.0.notify();
-    }
-}
-
-/// Polls `stream` until it yields or ends, with a fresh waker each poll (so
-/// re-registering the consumer's waker races the wakes too), blocking on
-/// `Pending` until that waker fires.
-fn next<S: Stream + Unpin>(stream: &mut S, notify: &Arc<Notify>) -> Option<S::Item> {
-    loop {
-        let waker = Waker::from(Arc::new(Signal(Arc::clone(notify))));
-        match Pin::new(&mut *stream).poll_next(&mut Context::from_waker(&waker)) {
-            Poll::Ready(item) => return item,
-            Poll::Pending => notify.wait(),
-        }
-    }
-}
-
-fn drain<S: Stream + Unpin>(mut stream: S) -> Vec<S::Item> {
-    let notify = Arc::new(Notify::new());
-    let mut out = Vec::new();
-    while let Some(item) = next(&mut stream, &notify) {
-        out.push(item);
-    }
-    out
 }
 
 /// A future that wakes itself and returns `Pending` once, then its id: the
@@ -128,7 +97,7 @@ fn claim_pull_and_hand_out_lose_no_wake() {
             .map(|n| async move { n })
             .bounded(2, 1)
             .spawn_on(threads.spawner());
-        let mut out = drain(stream);
+        let mut out = drain(stream, |_| {});
         out.sort_unstable();
         assert_eq!(out, [0, 1, 2]);
         assert!(threads.join_all() <= 2);
@@ -190,7 +159,7 @@ fn the_second_task_is_spawned_while_the_first_waits() {
         let threads = Threads::default();
         let gate = Arc::new(Gate::default());
         let items = gated_pair(&gate);
-        let mut out = drain(items.bounded(2, 0).spawn_on(threads.spawner()));
+        let mut out = drain(items.bounded(2, 0).spawn_on(threads.spawner()), |_| {});
         out.sort_unstable();
         assert_eq!(out, [0, 1]);
         assert_eq!(threads.join_all(), 2);
@@ -208,7 +177,7 @@ fn ordered_hand_out_with_yielding_futures_loses_no_wake() {
             .bounded(2, 0)
             .ordered(2)
             .spawn_on(threads.spawner());
-        assert_eq!(drain(stream), [0, 1, 2]);
+        assert_eq!(drain(stream, |_| {}), [0, 1, 2]);
         threads.join_all();
     });
 }
@@ -376,7 +345,7 @@ fn a_fail_fast_error_racing_a_completion_ends_the_run() {
             })
         })
         .map(Ok::<_, usize>);
-        let out = drain(items.try_bounded(2, 0).spawn_on(threads.spawner()));
+        let out = drain(items.try_bounded(2, 0).spawn_on(threads.spawner()), |_| {});
         assert!(out == [Err(0)] || out == [Ok(1), Err(0)], "outputs {out:?}");
         threads.join_all();
         assert_eq!(drops.items.load(Relaxed), made.load(Relaxed));
@@ -467,7 +436,7 @@ fn a_pending_source_wakes_the_task_that_pulled() {
                 feed.push(None);
             })
         };
-        assert_eq!(drain(stream), [0, 1]);
+        assert_eq!(drain(stream, |_| {}), [0, 1]);
         feeder.join().unwrap();
         assert_eq!(threads.join_all(), 1);
     });
@@ -487,7 +456,7 @@ fn a_raise_from_another_thread_racing_a_park_is_not_lost() {
         let stream = items.bounded(1, 0).spawn_on(threads.spawner());
         let limits = stream.limits();
         let raiser = thread::spawn(move || limits.set_workers(2));
-        let mut out = drain(stream);
+        let mut out = drain(stream, |_| {});
         out.sort_unstable();
         assert_eq!(out, [0, 1]);
         raiser.join().unwrap();
@@ -523,7 +492,7 @@ fn a_raise_of_waiting_with_the_task_busy_is_pulled_by_it() {
         let stream = items.bounded(1, 0).spawn_on(threads.spawner());
         let limits = stream.limits();
         let raiser = thread::spawn(move || limits.set_waiting(1));
-        assert_eq!(drain(stream), [0, 1]);
+        assert_eq!(drain(stream, |_| {}), [0, 1]);
         raiser.join().unwrap();
         assert_eq!(threads.join_all(), 1);
     });

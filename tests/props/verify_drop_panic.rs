@@ -79,7 +79,7 @@ fn check_resurfaced_panic(run: &mut Run<support::Output>, message: &str) {
             "futures still running after the failure"
         );
     }
-    run.check_refuses_polls();
+    run.driven.check_refuses_polls();
 }
 
 /// Runs `case` for up to `steps` steps (to its end or its panic if sooner),

@@ -15,30 +15,12 @@
 //! The clock is `support::now`, so each case replays exactly from its seed.
 //! 256 cases in place and 1024 spawned by default; `PROPTEST_CASES=N` runs N.
 
-use std::pin::Pin;
-use std::task::{Context, Poll};
-
 use bounded_buffered::{BoundedStreamExt, Expired};
-use futures::StreamExt;
 use proptest::prelude::*;
 use support::{
-    Case, Gate, Gates, Got, Journal, Mode, OrderedIf, Run, Step, drive, ms, now, prop_both_modes,
+    Case, Gate, Gates, Got, Mode, OrderedIf, Run, Step, drive, ms, now, prop_both_modes,
     reset_clock,
 };
-
-/// A gate that says which item it is without being polled.
-struct Tagged {
-    id: usize,
-    gate: Gate,
-}
-
-impl Future for Tagged {
-    type Output = usize;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
-        Pin::new(&mut self.gate).poll(cx)
-    }
-}
 
 fn case() -> impl Strategy<Value = (Case, u64)> {
     (Case::strategy(1..=4, 0..=4, 1..=6, 0..=24), 0..=6u64).prop_map(|(case, limit_ms)| {
@@ -51,11 +33,8 @@ fn run(mode: Mode, case: Case, limit_ms: u64) {
     reset_clock();
     let limit = ms(limit_ms);
     let gates = Gates::new();
-    let source = gates
+    let stream = gates
         .source(case.items)
-        .enumerate()
-        .map(|(id, gate)| Tagged { id, gate });
-    let stream = source
         .bounded(case.workers, case.waiting)
         .ordered_if(case.window)
         .max_wait(limit)
@@ -63,7 +42,7 @@ fn run(mode: Mode, case: Case, limit_ms: u64) {
         .clock(now);
     let driven = drive!(mode, stream);
     let seen = gates.clone();
-    let read = move |outcome: Result<usize, Expired<Tagged>>| match outcome {
+    let read = move |outcome: Result<usize, Expired<Gate>>| match outcome {
         Ok(id) => {
             assert!(seen.is_started(id), "item {id} output but never run");
             Got::Ok(id)
@@ -71,17 +50,17 @@ fn run(mode: Mode, case: Case, limit_ms: u64) {
         Err(expired) => {
             let waited = expired.waited();
             assert!(waited > limit, "expired after {waited:?}, limit {limit:?}");
-            let tagged = expired.into_inner();
-            let id = tagged.id;
+            let gate = expired.into_inner();
+            let id = gate.id();
             assert_eq!(seen.polls(id), 0, "expired item {id} was polled");
             // Its own untouched future, which still runs to its output (the
             // schedule may have made its gate wake itself once more).
             seen.open(id);
-            assert_eq!(futures::executor::block_on(tagged), id);
+            assert_eq!(futures::executor::block_on(gate), id);
             Got::Expired(id)
         }
     };
-    let mut run = Run::with(case.clone(), gates, Journal::default(), driven, None, read);
+    let mut run = Run::with(case.clone(), gates, driven, None, read);
     assert_eq!(run.run_to_end(), Step::Finished);
     case.check_delivery(&run.yielded());
 

@@ -54,8 +54,8 @@ fn run(mode: Mode, case: Case) {
     assert_eq!(run.run_to_end(), Step::Finished, "{case:?}");
 
     // Outputs, then the first error made, then the end.
-    let journal = run.journal.clone();
-    let error = journal
+    let gates = run.gates.clone();
+    let error = gates
         .first_error()
         .expect("an item always fails before the end");
     assert_eq!(
@@ -64,17 +64,17 @@ fn run(mode: Mode, case: Case) {
         "{case:?}"
     );
     assert_eq!(run.errors(), 1, "one error: {:?}", run.got);
-    case.check_yielded_before_error(&run.oks(), &journal);
+    case.check_yielded_before_error(&run.oks(), &gates);
 
     // Nothing started or pulled after the error.
-    journal.check_no_start_after_error();
+    gates.check_no_start_after_error();
     assert!(
-        !journal.polled_after_error(),
+        !gates.polled_after_error(),
         "a future polled after the error"
     );
-    assert_eq!(journal.pulls_after_error(), 0, "a pull after the error");
-    if journal.source_failed_first() {
-        assert_eq!(journal.pulls(), error + 1, "pulled past the source's error");
+    assert_eq!(gates.pulls_after_error(), 0, "a pull after the error");
+    if gates.source_failed_first() {
+        assert_eq!(gates.pulled(), error + 1, "pulled past the source's error");
     }
     // When the error was yielded nothing was left running, waiting or held;
     // in place every pulled future was dropped already, spawned a running
@@ -94,7 +94,7 @@ fn run(mode: Mode, case: Case) {
     for _ in 0..2 {
         assert!(matches!(run.driven.poll_alone(), Poll::Ready(None)));
     }
-    assert_eq!(journal.pulls_after_error(), 0);
+    assert_eq!(gates.pulls_after_error(), 0);
 
     // Once the cancelled tasks ran, everything is gone already, the source
     // too spawned (in place the stream keeps it until it is dropped).
@@ -165,16 +165,16 @@ fn drop_after(mode: Mode, case: Case, steps: usize) {
     match ended {
         Step::Finished => {
             // Outputs, the first error made, the end.
-            let error = run.journal.first_error().expect("the error before the end");
+            let error = run.gates.first_error().expect("the error before the end");
             assert_eq!(run.got.last_chunk(), Some(&[Got::Err(error), Got::End]));
             assert_eq!(errors, 1);
-            case.check_yielded_before_error(&run.oks(), &run.journal);
+            case.check_yielded_before_error(&run.oks(), &run.gates);
         }
         Step::Panicked(message) => {
             assert!(message.starts_with(INJECTED), "{message}");
             assert!(run.gates.fault_fired());
             assert_eq!(errors, 0, "a panic after the error: {:?}", run.got);
-            run.check_refuses_polls();
+            run.driven.check_refuses_polls();
         }
         Step::Progress => {
             assert!(errors <= 1 && !run.got.contains(&Got::End), "{:?}", run.got);

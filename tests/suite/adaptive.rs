@@ -6,16 +6,53 @@
 //! poll; a lowering stops new starts and cancels nothing), never below 1;
 //! `limits()`, `stats()` and a handle taken before `.adaptive(...)` show it.
 //!
-//! The controller is `support::Scripted`: these tests check the stream's side
+//! The controller is [`Scripted`]: these tests check the stream's side
 //! of adaptivity, not `Aimd`'s rule. Deterministic: the futures are gates the
 //! test opens, the clock (`support::now`) moves only when the test advances
 //! it, and spawned streams run on an executor the test steps.
 
+use std::sync::{Arc, Mutex};
 use std::task::Poll;
 
-use bounded_buffered::BoundedStreamExt;
+use bounded_buffered::{BoundedStreamExt, Controller, Sample};
 use futures::{StreamExt, TryStreamExt, stream};
-use support::{Gates, Poller, Scripted, advance, both_modes, drive, fed_source, ms, now};
+use support::{Gates, advance, both_modes, drive, fed_source, ms, now, poll_once};
+
+/// A controller that records what it hears and answers from a script (or
+/// keeps the limit when the script runs out).
+#[derive(Clone)]
+pub(crate) struct Scripted {
+    initial: usize,
+    answers: Arc<Mutex<Vec<usize>>>,
+    heard: Arc<Mutex<Vec<Sample>>>,
+}
+
+impl Scripted {
+    pub(crate) fn new(initial: usize, answers: &[usize]) -> Self {
+        let mut answers = answers.to_vec();
+        answers.reverse();
+        Self {
+            initial,
+            answers: Arc::new(Mutex::new(answers)),
+            heard: Arc::default(),
+        }
+    }
+
+    pub(crate) fn heard(&self) -> Vec<Sample> {
+        self.heard.lock().unwrap().clone()
+    }
+}
+
+impl Controller for Scripted {
+    fn initial(&self) -> usize {
+        self.initial
+    }
+
+    fn sample(&mut self, sample: &Sample) -> usize {
+        self.heard.lock().unwrap().push(*sample);
+        self.answers.lock().unwrap().pop().unwrap_or(sample.limit)
+    }
+}
 
 both_modes! {
     /// Point 26: `initial()` is the first limit, each answer the next, at once.
@@ -313,6 +350,6 @@ both_modes! {
 #[should_panic(expected = "`adaptive` must be called before the stream is first polled")]
 fn adaptive_after_the_first_poll_panics() {
     let mut stream = stream::iter(0..3u8).map(std::future::ready).bounded(1, 0);
-    let _ = Poller::new().poll(&mut stream);
+    let _ = poll_once(&mut stream);
     let _ = stream.adaptive(Scripted::new(1, &[]), |_: &u8| false);
 }

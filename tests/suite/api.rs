@@ -1,11 +1,10 @@
 //! Contract points 14 and 15, 9's `into_inner` and 11's call site: the public
 //! surface besides `poll_next` (auto traits, `Debug`, `size_hint`, the source
-//! accessors, `stats`, and the bad-input panics' location). `stats` and the
-//! `size_hint` of a source of unknown length are checked in both modes (the
-//! spawned `size_hint` of a known source in `spawn_contract.rs`); the rest is
-//! in place only (spawned mode's traits and `Debug` are in `delivery`).
+//! accessors, `stats`, and the bad-input panics' location). `stats` and
+//! `size_hint` are checked in both modes; the rest is in place only (spawned
+//! mode's traits and `Debug` are in `delivery`).
 
-use std::future::Ready;
+use std::future::{Ready, ready};
 use std::panic::{self, AssertUnwindSafe, PanicHookInfo};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -17,7 +16,8 @@ use bounded_buffered::{BoundedBuffered, BoundedStreamExt};
 use futures::stream::{self, BoxStream, FusedStream, Stream};
 use futures::{StreamExt, executor::block_on};
 use support::{
-    Gate, Gates, Poller, StepExecutor, both_modes, counted, drive, fed_source, fresh_stats,
+    Driven, Gate, Gates, OrderedIf, StepExecutor, both_modes, counted, drain_ready, drive,
+    fed_source, fresh_stats, poll_once,
 };
 
 fn assert_send<T: Send>() {}
@@ -113,32 +113,82 @@ fn debug_shows_source_budgets_and_counts_without_needing_debug_futures() {
     // The counts are shown too, and the alternate form works.
     let gates = Gates::new();
     let mut running = gates.source(3).bounded(2, 3);
-    assert_eq!(Poller::new().poll(&mut running), Poll::Pending);
+    assert_eq!(poll_once(&mut running), Poll::Pending);
     let text = format!("{running:#?}");
     assert!(text.contains("active: 2"), "{text}");
     assert!(text.contains("waiting: 1"), "{text}");
 }
 
-#[test]
-fn size_hint_counts_what_is_in_flight_plus_what_the_source_has_left() {
-    let gates = Gates::new();
-    let mut stream = gates.source(10).bounded(2, 3);
-    assert_eq!(stream.size_hint(), (10, Some(10)), "before the first poll");
-    let poller = Poller::new();
-    assert_eq!(poller.poll(&mut stream), Poll::Pending);
-    // Two running, three waiting, five in the source.
-    assert_eq!(stream.size_hint(), (10, Some(10)));
-    gates.open(0);
-    gates.open(1);
-    assert!(matches!(poller.poll(&mut stream), Poll::Ready(Some(_))));
-    // One output taken, one held.
-    assert_eq!(stream.size_hint(), (9, Some(9)));
-    for id in 2..10 {
-        gates.open(id);
+both_modes! {
+    /// Point 15: before the first poll, `size_hint` is what the source has
+    /// left (fail fast: at least one item, the error, if it is one); asking
+    /// spawns nothing.
+    fn size_hint_counts_what_the_source_has_left_before_the_first_poll(mode) {
+        let items = || stream::iter([ready(1), ready(2), ready(3)]);
+        let plain = drive!(mode, items().bounded(3, 0));
+        assert_eq!(unpolled_hint(&plain), (3, Some(3)));
+        let ordered = drive!(mode, items().bounded(3, 0).ordered(2));
+        assert_eq!(unpolled_hint(&ordered), (3, Some(3)), "ordered");
+        let endless = drive!(mode, stream::repeat_with(|| ready(1)).bounded(2, 1));
+        assert_eq!(unpolled_hint(&endless), (usize::MAX, None), "endless");
+        // Fail fast: any item may be the error that ends the run, so one
+        // output is certain, and at most one per item.
+        let items = [1, 2, 3].map(|n| Ok::<_, String>(ready(Ok::<u32, String>(n))));
+        let fallible = drive!(mode, stream::iter(items).try_bounded(3, 0));
+        assert_eq!(unpolled_hint(&fallible), (1, Some(3)), "try_bounded");
     }
-    let rest = poller.drain_ready(&mut stream);
-    assert_eq!(rest.len(), 9);
-    assert_eq!(stream.size_hint(), (0, Some(0)));
+
+    /// Point 15: `size_hint` counts what is in flight plus what the source
+    /// has left.
+    fn size_hint_counts_what_is_in_flight_plus_what_the_source_has_left(mode) {
+        let gates = Gates::new();
+        let mut run = drive!(mode, gates.source(10).bounded(2, 3));
+        assert_eq!(run.size_hint(), (10, Some(10)), "before the first poll");
+        assert!(run.poll().is_pending());
+        // Two running, three waiting, five in the source.
+        assert_eq!(run.size_hint(), (10, Some(10)));
+        gates.open(0);
+        gates.open(1);
+        assert!(matches!(run.poll(), Poll::Ready(Some(_))));
+        // One output taken, one held.
+        assert_eq!(run.size_hint(), (9, Some(9)));
+        for id in 2..10 {
+            gates.open(id);
+        }
+        assert_eq!(run.take_ready().len(), 9);
+        assert_eq!(run.size_hint(), (0, Some(0)));
+    }
+
+    /// Point 15: ... and so it stays throughout a run, unordered and
+    /// ordered, each output taken counting one less.
+    fn size_hint_is_what_is_in_flight_plus_what_the_source_has_left_throughout_a_run(mode) {
+        const ITEMS: usize = 6;
+        for window in [None, Some(3)] {
+            let gates = Gates::new();
+            let mut run = drive!(mode, gates.source(ITEMS).bounded(2, 1).ordered_if(window));
+            assert_eq!(run.size_hint(), (ITEMS, Some(ITEMS)), "{window:?}");
+            assert!(run.poll().is_pending());
+            // 2 running and 1 waiting, 3 left in the source: 6 to come.
+            assert_eq!(gates.pulled(), 3, "{window:?}");
+            assert_eq!(run.size_hint(), (ITEMS, Some(ITEMS)), "{window:?}");
+            for id in 0..ITEMS {
+                assert!(gates.open(id), "{window:?}: gate {id} pulled and closed");
+                assert_eq!(run.poll(), Poll::Ready(Some(id)), "{window:?}");
+                let left = ITEMS - 1 - id;
+                assert_eq!(run.size_hint(), (left, Some(left)), "{window:?}");
+            }
+            assert_eq!(run.poll(), Poll::Ready(None), "{window:?}");
+            assert_eq!(run.size_hint(), (0, Some(0)), "{window:?}");
+        }
+    }
+}
+
+/// The `size_hint` of a stream never polled; spawned, asking spawned nothing.
+fn unpolled_hint<T>(run: &Driven<'_, T>) -> (usize, Option<usize>) {
+    if run.mode().is_spawned() {
+        assert_eq!(run.spawns(), 0, "asking spawns nothing");
+    }
+    run.size_hint()
 }
 
 /// Point 22: a stream closed and drained resumes with `reopen`, on a source
@@ -151,13 +201,12 @@ fn a_closed_stream_resumes_on_a_source_that_is_not_unpin() {
         (n < 20).then(|| (async move { n }, n + 1))
     });
     let mut stream = source.bounded(2, 3).ordered(4);
-    let poller = Poller::new();
     let mut seen = Vec::new();
-    assert!(matches!(poller.poll(&mut stream), Poll::Ready(Some(0))));
+    assert!(matches!(poll_once(&mut stream), Poll::Ready(Some(0))));
     seen.push(0);
     stream.close();
-    seen.extend(poller.drain_ready(&mut stream));
-    assert!(matches!(poller.poll(&mut stream), Poll::Ready(None)));
+    seen.extend(drain_ready(&mut stream));
+    assert!(matches!(poll_once(&mut stream), Poll::Ready(None)));
     assert!(stream.is_terminated(), "ended after the drain");
     let drained = seen.len();
     assert_eq!(
@@ -168,7 +217,7 @@ fn a_closed_stream_resumes_on_a_source_that_is_not_unpin() {
 
     stream.reopen();
     assert!(!stream.is_terminated(), "reopened: it may be polled again");
-    seen.extend(poller.drain_ready(&mut stream));
+    seen.extend(drain_ready(&mut stream));
     assert!(stream.is_terminated(), "the source ended this time");
     assert_eq!(
         seen,
@@ -184,7 +233,7 @@ fn a_closed_stream_resumes_on_a_source_that_is_not_unpin() {
 
     // A source that ended is not polled again: a second reopen just ends again.
     stream.reopen();
-    assert!(matches!(poller.poll(&mut stream), Poll::Ready(None)));
+    assert!(matches!(poll_once(&mut stream), Poll::Ready(None)));
 }
 
 /// Point 22: `reopen` during the drain carries on as if never closed; after a
@@ -194,12 +243,11 @@ fn reopen_during_the_drain_carries_on_and_after_a_failure_panics() {
     let mut stream = stream::iter(0..10u32)
         .map(|n| async move { n })
         .bounded(2, 1);
-    let poller = Poller::new();
-    assert!(poller.poll(&mut stream).is_ready());
+    assert!(poll_once(&mut stream).is_ready());
     stream.close();
     stream.reopen();
     assert_eq!(
-        poller.drain_ready(&mut stream).len(),
+        drain_ready(&mut stream).len(),
         9,
         "nothing was lost to the close"
     );
@@ -207,7 +255,7 @@ fn reopen_during_the_drain_carries_on_and_after_a_failure_panics() {
     let mut failing =
         stream::iter([Err::<std::future::Ready<Result<u32, &str>>, _>("bad")]).try_bounded(1, 0);
     assert!(matches!(
-        poller.poll(&mut failing),
+        poll_once(&mut failing),
         Poll::Ready(Some(Err("bad")))
     ));
     let reopened = panic::catch_unwind(AssertUnwindSafe(|| failing.reopen()));
@@ -294,8 +342,7 @@ fn accessors_reach_the_source() {
     let (source, counts) = counted(gates.source(20));
     let mut stream = source.bounded(2, 2);
     assert_eq!(stream.get_ref().inner().size_hint(), (20, Some(20)));
-    let poller = Poller::new();
-    assert_eq!(poller.poll(&mut stream), Poll::Pending);
+    assert_eq!(poll_once(&mut stream), Poll::Pending);
     assert_eq!(stream.get_ref().inner().size_hint(), (16, Some(16)));
 
     // Taking an item through `get_mut` takes it away from the adapter.
@@ -347,7 +394,7 @@ fn bad_input_panics_at_the_callers_line() {
     let fresh = || stream::iter([std::future::ready(())]).bounded(1, 1);
     let polled = || {
         let mut polled = fresh();
-        let _ = Poller::new().poll(&mut polled);
+        let _ = poll_once(&mut polled);
         polled
     };
 

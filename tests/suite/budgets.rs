@@ -16,7 +16,7 @@ use std::task::Poll;
 use bounded_buffered::{BoundedStreamExt, Spawned};
 use futures::StreamExt;
 use support::{
-    Gates, Mode, OrderedIf, Output, Poller, SmolPool, Take, both_modes, counted, drive, eventually,
+    Gates, Mode, OrderedIf, Output, SmolPool, both_modes, counted, drain_ready, drive, eventually,
     fed_source, random_completions, tokio_multi_thread, yield_now,
 };
 
@@ -339,11 +339,10 @@ both_modes! {
                 let mut ours =
                     drive!(mode, ours_gates.source(count).bounded(workers, 0).ordered(workers));
                 let mut theirs = theirs_gates.source(count).buffered(workers);
-                let poller = Poller::new();
                 let mut rng = support::Rng::new(seed);
                 let case = format!("seed {seed} W={workers}");
                 loop {
-                    assert_eq!(ours.take_ready(), poller.drain_ready(&mut theirs), "{case}");
+                    assert_eq!(ours.take_ready(), drain_ready(&mut theirs), "{case}");
                     assert_eq!(ours_gates.pulled(), theirs_gates.pulled(), "{case}");
                     assert_eq!(ours_gates.started(), theirs_gates.started(), "{case}");
                     let running = |gates: &Gates| -> Vec<usize> {

@@ -15,7 +15,7 @@ use bounded_buffered::BoundedStreamExt;
 use futures::StreamExt;
 use futures::executor::block_on;
 use futures::stream::Stream;
-use support::{Gates, OrderedIf, Poller, both_modes, counted, drive, fed_source};
+use support::{Gates, OrderedIf, both_modes, counted, drain_ready, drive, fed_source, poll_once};
 
 both_modes! {
     /// Point 22: nothing more is pulled, and exactly what was pulled and not
@@ -184,13 +184,12 @@ fn into_inner_after_close_resumes_the_source_at_the_first_item_never_pulled() {
     for (workers, waiting) in [(1, 0), (1, 3), (3, 0), (4, 4)] {
         let gates = Gates::new();
         let mut stream = gates.source(1_000).bounded(workers, waiting);
-        let poller = Poller::new();
-        assert_eq!(poller.poll(&mut stream), Poll::Pending);
+        assert_eq!(poll_once(&mut stream), Poll::Pending);
         gates.open(0);
-        assert_eq!(poller.poll(&mut stream), Poll::Ready(Some(0)));
+        assert_eq!(poll_once(&mut stream), Poll::Ready(Some(0)));
         stream.close();
         gates.open_all();
-        poller.drain_ready(&mut stream);
+        drain_ready(&mut stream);
         assert!(futures::stream::FusedStream::is_terminated(&stream));
         let pulled = gates.pulled();
         let mut source = stream.into_inner();
@@ -202,6 +201,6 @@ fn into_inner_after_close_resumes_the_source_at_the_first_item_never_pulled() {
     let gates = Gates::new();
     let mut stream = gates.source(10).bounded(2, 2);
     stream.close();
-    assert_eq!(Poller::new().poll(&mut stream), Poll::Ready(None));
+    assert_eq!(poll_once(&mut stream), Poll::Ready(None));
     assert_eq!(stream.into_inner().size_hint(), (10, Some(10)));
 }

@@ -21,8 +21,8 @@ use futures::executor::block_on;
 use futures::future::BoxFuture;
 use futures::stream::{self, Stream, StreamExt};
 use support::{
-    Gates, Mode, OrderedIf, SmolPool, StepExecutor, Take, assert_all_done, both_modes, counted,
-    drive, fed_source, fresh_stats, poll_once, random_completions, tokio_multi_thread, yield_now,
+    Gates, Mode, OrderedIf, SmolPool, StepExecutor, assert_all_done, both_modes, counted, drive,
+    fed_source, fresh_stats, poll_once, random_completions, tokio_multi_thread, yield_now,
 };
 
 const ITEMS: usize = 2_000;

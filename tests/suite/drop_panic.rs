@@ -13,17 +13,18 @@
 //! run on tokio's multi-thread runtime or a smol pool.
 
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
+use std::thread;
 
 use bounded_buffered::{BoundedStreamExt, Spawned};
 use futures::future::BoxFuture;
 use futures::stream::{self, Stream};
 use futures::{FutureExt, StreamExt};
 use support::{
-    Driven, Fault, Gates, INJECTED, Mode, OrderedIf, Output, POLLED_AFTER_ESCAPE,
-    POLLED_AFTER_PANIC, Poller, SmolPool, StepExecutor, Watchdog, both_modes, caught, counted,
-    drive, drop_before_tasks, eventually, poll_once, quiet_injected_panics, tokio_multi_thread,
+    Driven, Fault, Gates, INJECTED, Mode, OrderedIf, Output, SmolPool, StepExecutor, Watchdog,
+    both_modes, caught, counted, drive, drop_before_tasks, eventually, poll_once,
+    quiet_injected_panics, tokio_multi_thread,
 };
 
 /// A waker that only counts how many handles to it exist.
@@ -42,13 +43,7 @@ fn poll_expecting_panic<T>(run: &mut Driven<'_, T>) -> String {
 /// spawned); dropping the stream drops every pulled future and every output
 /// exactly once.
 fn check_after_panic(run: &mut Driven<'_, Output>, gates: &Gates, taken: Vec<Output>) {
-    let again = poll_expecting_panic(run);
-    let refusal = if run.mode().is_spawned() {
-        POLLED_AFTER_PANIC
-    } else {
-        POLLED_AFTER_ESCAPE
-    };
-    assert!(again.contains(refusal), "message: {again}");
+    run.check_refuses_polls();
     assert!(!run.is_terminated(), "a panic is no end");
     let pulled = gates.pulled();
     run.drop_stream();
@@ -58,6 +53,89 @@ fn check_after_panic(run: &mut Driven<'_, Output>, gates: &Gates, taken: Vec<Out
     }
     drop(taken);
     assert!(gates.counts().all_dropped(), "{gates:?}");
+}
+
+/// Which destructors ran, by id, in the order they ran.
+#[derive(Clone, Default)]
+struct Drops(Arc<Mutex<Vec<usize>>>);
+
+impl Drops {
+    /// How often `id`'s destructor ran.
+    fn of(&self, id: usize) -> usize {
+        let drops = self.0.lock().unwrap();
+        drops.iter().filter(|&&dropped| dropped == id).count()
+    }
+
+    /// Each of `ids` was dropped exactly once, and nothing else was.
+    fn check_each_once(&self, ids: std::ops::Range<usize>, context: &str) {
+        for id in ids.clone() {
+            assert_eq!(self.of(id), 1, "{context}: drops of {id}");
+        }
+        assert_eq!(self.0.lock().unwrap().len(), ids.len(), "{context}: drops");
+    }
+}
+
+/// Records its drop, then panics in its destructor: unless the thread is
+/// unwinding already, or even then with `always`.
+struct Loud {
+    id: usize,
+    drops: Drops,
+    always: bool,
+}
+
+impl Drop for Loud {
+    fn drop(&mut self) {
+        self.drops.0.lock().unwrap().push(self.id);
+        if self.always || !thread::panicking() {
+            panic!("{INJECTED} in the drop of {}", self.id);
+        }
+    }
+}
+
+/// A future whose destructor panics (issue 19's `Bad`), pending forever; or,
+/// made `ready`, one that completes at once with a [`Loud`] output and drops
+/// quietly itself.
+struct Bad {
+    guard: Option<Loud>,
+    output: Option<Loud>,
+}
+
+impl Bad {
+    fn pending(id: usize, drops: &Drops) -> Self {
+        let loud = Loud {
+            id,
+            drops: drops.clone(),
+            always: false,
+        };
+        Self {
+            guard: Some(loud),
+            output: None,
+        }
+    }
+
+    /// Panics in its destructor even while the thread unwinds.
+    fn always(id: usize, drops: &Drops) -> Self {
+        let mut bad = Self::pending(id, drops);
+        bad.guard.as_mut().unwrap().always = true;
+        bad
+    }
+
+    fn ready(id: usize, drops: &Drops) -> Self {
+        let mut bad = Self::pending(id, drops);
+        bad.output = bad.guard.take();
+        bad
+    }
+}
+
+impl Future for Bad {
+    type Output = Loud;
+
+    fn poll(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Loud> {
+        match self.output.take() {
+            Some(output) => Poll::Ready(output),
+            None => Poll::Pending,
+        }
+    }
 }
 
 both_modes! {
@@ -310,6 +388,123 @@ both_modes! {
             gates.check_all_dropped_once();
         }
     }
+
+    /// Point 10 (20 spawned): a stream dropped before its first poll drops
+    /// its source, and re-raises the panic of a destructor in it; spawned,
+    /// on the caller's thread, with no task ever spawned.
+    fn dropping_a_stream_never_polled_re_raises_the_panic_of_a_destructor_in_its_source(mode) {
+        quiet_injected_panics();
+        for window in [None, Some(1)] {
+            let drops = Drops::default();
+            let source = stream::iter(vec![Bad::pending(0, &drops)]);
+            let mut run = drive!(mode, source.bounded(1, 0).ordered_if(window));
+            let context = format!("window {window:?}");
+            assert_eq!(
+                caught(|| run.drop_stream()),
+                Err(format!("{INJECTED} in the drop of 0")),
+                "{context}"
+            );
+            drops.check_each_once(0..1, &context);
+            if mode.is_spawned() {
+                assert_eq!(run.spawns(), 0, "{context}: no task was ever spawned");
+            }
+        }
+    }
+
+    /// Points 9 and 10 (19 and 20 spawned): the drop drops everything the
+    /// dropping thread holds, once, then re-raises the first destructor
+    /// panic; spawned, a running item's panic stays in its task.
+    fn dropping_the_stream_drops_everything_once_then_re_raises_the_first_destructor_panic(
+        mode
+    ) {
+        quiet_injected_panics();
+        const ITEMS: usize = 7;
+        for window in [None, Some(3)] {
+            let drops = Drops::default();
+            // Items 0 and 1 complete at once (their outputs panic when
+            // dropped), the others never complete and panic when dropped.
+            let items = (0..ITEMS).map(|id| match id {
+                0 | 1 => Bad::ready(id, &drops),
+                _ => Bad::pending(id, &drops),
+            });
+            let source = stream::iter(items.collect::<Vec<_>>());
+            let mut run = drive!(mode, source.bounded(3, 2).ordered_if(window));
+            let context = format!("window {window:?}");
+            // In place the first poll hands output 0 out at once; spawned it
+            // spawns a task, which runs below.
+            match run.poll_alone() {
+                Poll::Ready(Some(taken)) => {
+                    assert!(!mode.is_spawned() && taken.id == 0, "{context}");
+                    assert!(caught(|| drop(taken)).is_err(), "{context}");
+                }
+                Poll::Pending => assert!(mode.is_spawned(), "{context}"),
+                Poll::Ready(None) => panic!("{context}: ended early"),
+            }
+            run.settle();
+            // Spawned: outputs 0 and 1 held, item 2 running, items 3 and 4
+            // waiting, 5 and 6 left in the source. In place: output 1 held,
+            // items 2 and 3 running, 4 and 5 waiting, 6 in the source.
+            assert_eq!(drops.of(0), usize::from(!mode.is_spawned()), "{context}");
+            let (tasks, dropped) = drop_before_tasks(&mut run);
+            let message = dropped.expect_err(&context);
+            if let Some(mut tasks) = tasks {
+                // The source goes first: item 5 is the first destructor that
+                // panics (item 6's runs during that unwind, quietly).
+                assert_eq!(message, format!("{INJECTED} in the drop of 5"), "{context}");
+                // The running item is its task's to drop; that panic has
+                // nobody to go to, and stays in the task.
+                assert_eq!(drops.of(2), 0, "{context}");
+                tasks.run_until_stalled();
+                assert_eq!(tasks.live_tasks(), 0, "{context}");
+            } else {
+                assert!(message.starts_with(INJECTED), "{context}: {message}");
+            }
+            drops.check_each_once(0..ITEMS, &context);
+        }
+    }
+}
+
+/// Point 10, spawned: a stream dropped while its thread unwinds lets that
+/// panic go on. Its source's item panics in its destructor even during an
+/// unwind: the stream's drop must not re-raise it then, which would abort
+/// the process. (In place the item's own destructor would abort it.)
+#[test]
+fn a_spawned_stream_dropped_while_its_thread_unwinds_lets_that_panic_go_on() {
+    quiet_injected_panics();
+    let drops = Drops::default();
+    let executor = StepExecutor::new();
+    let stream = stream::iter(vec![Bad::always(0, &drops)])
+        .bounded(1, 0)
+        .spawn_on(executor.spawner());
+    let unwind = caught(move || {
+        let _stream = stream;
+        panic!("{INJECTED} in the consumer");
+    });
+    assert_eq!(unwind, Err(format!("{INJECTED} in the consumer")));
+    drops.check_each_once(0..1, "the source's item");
+}
+
+/// Point 20, spawned: a future whose destructor panics never unwinds into
+/// an executor that drops its unfinished task (as a runtime does when it
+/// shuts down); the stream says its task was lost, never a clean end.
+#[test]
+fn spawned_a_future_whose_destructor_panics_never_unwinds_into_an_executor_that_drops_its_task() {
+    quiet_injected_panics();
+    for window in [None, Some(1)] {
+        let gates = Gates::with_fault(Fault::DropOf(0));
+        let stream = gates.source(3).bounded(1, 0).ordered_if(window);
+        let mut run = drive!(Mode::Spawned, stream);
+        assert!(run.poll().is_pending());
+        assert_eq!(gates.running(), 1, "item 0 runs in task 0");
+        let executor = std::mem::take(run.executor());
+        assert_eq!(caught(|| drop(executor)), Ok(()), "window {window:?}");
+        assert!(gates.fault_fired(), "window {window:?}");
+        assert_eq!(gates.drops(0), 1, "window {window:?}");
+        let message = caught(|| run.poll_alone()).unwrap_err();
+        assert!(message.contains("dropped by its executor"), "{message}");
+        run.drop_stream();
+        gates.check_all_dropped_once();
+    }
 }
 
 #[test]
@@ -317,8 +512,7 @@ fn in_place_into_inner_drops_everything_but_the_source() {
     let gates = Gates::new();
     let (source, counts) = counted(gates.tracked_source(usize::MAX));
     let mut stream = source.bounded(3, 2);
-    let poller = Poller::new();
-    assert!(poller.poll(&mut stream).is_pending());
+    assert!(poll_once(&mut stream).is_pending());
     let mut source = stream.into_inner();
     assert_eq!(gates.counts().futures_dropped, 5);
     assert_eq!(gates.counts().source_drops, 0);
@@ -535,7 +729,7 @@ fn zero_window_panics() {
 fn ordered_after_the_first_poll_panics() {
     let gates = Gates::new();
     let mut stream = gates.source(3).bounded(2, 0);
-    assert!(Poller::new().poll(&mut stream).is_pending());
+    assert!(poll_once(&mut stream).is_pending());
     let _ = stream.ordered(2);
 }
 
@@ -543,7 +737,7 @@ fn ordered_after_the_first_poll_panics() {
 #[should_panic(expected = "before the stream is first polled")]
 fn ordered_after_the_stream_ended_panics() {
     let mut stream = stream::empty::<std::future::Ready<()>>().bounded(2, 0);
-    assert_eq!(Poller::new().poll(&mut stream), Poll::Ready(None));
+    assert_eq!(poll_once(&mut stream), Poll::Ready(None));
     let _ = stream.ordered(2);
 }
 
@@ -552,6 +746,6 @@ fn calling_ordered_twice_before_polling_uses_the_last_window() {
     let gates = Gates::new();
     let (source, counts) = counted(gates.source(10));
     let mut stream = source.bounded(8, 0).ordered(2).ordered(3);
-    assert!(Poller::new().poll(&mut stream).is_pending());
+    assert!(poll_once(&mut stream).is_pending());
     assert_eq!(counts.pulled(), 3);
 }

@@ -24,16 +24,14 @@ use std::task::Poll;
 use bounded_buffered::{BoundedStreamExt, Stats};
 use futures::{FutureExt, StreamExt, TryStreamExt};
 use support::{
-    Case, Driven, Failures, Fault, Gates, Got, INJECTED, Journal, Mode, POLLED_AFTER_ESCAPE,
-    POLLED_AFTER_PANIC, StepExecutor, TryOutput, Watchdog, both_modes, caught,
-    check_ended_on_tokio, counted, drive, drop_before_tasks, fed_source, quiet_injected_panics,
-    tokio_multi_thread,
+    Case, Driven, Failures, Fault, Gates, Got, INJECTED, Mode, OrderedIf, Rng, TryOutput, Watchdog,
+    both_modes, caught, check_ended_on_tokio, counted, drive, drop_and_check, fed_source,
+    quiet_injected_panics, tokio_multi_thread,
 };
 
-/// A fallible case in one mode, with its gates and journal.
+/// A fallible case in one mode, with its gates.
 struct Started {
     gates: Gates,
-    journal: Journal,
     run: Driven<'static, TryOutput>,
 }
 
@@ -41,13 +39,8 @@ impl Started {
     /// `case` on `gates`, never polled.
     fn unpolled(mode: Mode, case: &Case, gates: Gates) -> Self {
         quiet_injected_panics();
-        let journal = Journal::default();
-        let run = drive!(mode, case.fallible(&gates, &journal));
-        Self {
-            gates,
-            journal,
-            run,
-        }
+        let run = drive!(mode, case.fallible(&gates));
+        Self { gates, run }
     }
 
     /// `case` on gates with its fault, polled once (which spawns the first
@@ -123,13 +116,7 @@ impl Started {
             caught(|| Got::of(run.poll_alone())),
             Err(message.to_owned())
         );
-        let again = caught(|| Got::of(run.poll_alone())).unwrap_err();
-        let refusal = if self.spawned() {
-            POLLED_AFTER_PANIC
-        } else {
-            POLLED_AFTER_ESCAPE
-        };
-        assert!(again.contains(refusal), "{again}");
+        run.check_refuses_polls();
     }
 
     /// Spawned, the failure cancelled the run: once the tasks ran, everything
@@ -143,24 +130,11 @@ impl Started {
         }
     }
 
-    /// Drops the stream: the untaken outputs go with it at once; once
-    /// (spawned) the cancelled tasks ran, everything was dropped exactly
-    /// once, the errors too.
+    /// Drops the stream, which does not panic: everything goes once (see
+    /// `drop_and_check`).
     fn drop_and_check(&mut self) {
-        let (tasks, dropped) = drop_before_tasks(&mut self.run);
+        let dropped = drop_and_check(&mut self.run, &self.gates, &mut Rng::new(0));
         dropped.expect("the stream's drop does not panic");
-        let counts = self.gates.counts();
-        assert_eq!(
-            counts.outputs_dropped, counts.outputs_made,
-            "outputs left with the stream"
-        );
-        if let Some(mut tasks) = tasks {
-            tasks.run_until_stalled();
-            assert_eq!(tasks.live_tasks(), 0, "tasks outlived the stream");
-        }
-        self.gates.check_all_dropped_once();
-        let (made, dropped) = self.journal.errors();
-        assert_eq!(made, dropped, "errors made and dropped");
     }
 
     /// Once the error was yielded (and spawned, the tasks ran): the stream
@@ -185,8 +159,8 @@ impl Started {
         }
         assert_eq!(self.gates.started(), started, "a start after the end");
         assert_eq!(self.gates.pulled(), pulled, "a pull after the end");
-        self.journal.check_no_start_after_error();
-        assert_eq!(self.journal.pulls_after_error(), 0);
+        self.gates.check_no_start_after_error();
+        assert_eq!(self.gates.pulls_after_error(), 0);
         let counts = self.gates.counts();
         assert_eq!((counts.futures_dropped, counts.running), (counts.pulled, 0));
         assert_eq!(counts.outputs_dropped, counts.outputs_made);
@@ -230,7 +204,7 @@ both_modes! {
             if mode.is_spawned() {
                 // At once: the source and the waiting items are dropped; the
                 // running futures stay with their tasks, woken to drop them.
-                assert_eq!(run.journal.first_error(), Some(1));
+                assert_eq!(run.gates.first_error(), Some(1));
                 assert_eq!(run.gates.counts().source_drops, 1, "window {window:?}");
                 for id in 4..7 {
                     assert_eq!(run.gates.drops(id), 1, "waiting item {id}");
@@ -253,7 +227,7 @@ both_modes! {
             assert_eq!((run.gates.pulled(), run.gates.started()), (7, 4), "no start, no pull");
             assert_eq!(run.counts(), (0, 0, 0));
             run.check_ended_after_error();
-            assert_eq!(run.journal.errors(), (1, 1));
+            assert_eq!(run.gates.errors(), (1, 1));
         }
     }
 
@@ -306,7 +280,7 @@ both_modes! {
         // In completion order (in place, the order of the consumer's pass,
         // which is the same here), then the error.
         assert_eq!(run.drain(), [Got::Ok(4), Got::Ok(2), Got::Err(3), Got::End]);
-        case.check_yielded_before_error(&[0, 4, 2], &run.journal);
+        case.check_yielded_before_error(&[0, 4, 2], &run.gates);
         assert_eq!(run.gates.drops(1), 1, "item 1 dropped");
         run.check_ended_after_error();
     }
@@ -372,7 +346,7 @@ both_modes! {
         }
         let rest = run.drain();
         assert_eq!(rest, [Got::Ok(0), Got::Ok(1), Got::Ok(2), Got::Err(4), Got::End]);
-        case.check_yielded_before_error(&[0, 1, 2], &run.journal);
+        case.check_yielded_before_error(&[0, 1, 2], &run.gates);
         run.check_ended_after_error();
     }
 
@@ -414,12 +388,12 @@ both_modes! {
             assert_eq!(run.poll(), Got::Ok(1));
             // Taking 1 freed a start: the error is pulled for it.
             run.run.settle();
-            assert_eq!(run.journal.first_error(), Some(3));
-            assert_eq!(run.journal.pulls(), 4);
+            assert_eq!(run.gates.first_error(), Some(3));
+            assert_eq!(run.gates.pulled(), 4);
             assert_eq!(run.gates.counts().source_drops, usize::from(mode.is_spawned()));
             assert_eq!(run.poll(), Got::Err(3));
             run.check_ended_after_error();
-            assert_eq!(run.journal.pulls(), 4, "nothing pulled after the error");
+            assert_eq!(run.gates.pulled(), 4, "nothing pulled after the error");
             assert_eq!(run.gates.started(), 3);
         }
     }
@@ -437,10 +411,10 @@ both_modes! {
             let mut run = Started::unpolled(mode, &case, Gates::new());
             let got = run.poll();
             run.run.settle();
-            assert_eq!(run.journal.first_error(), Some(1), "window {window:?}");
-            assert!(run.journal.source_failed_first());
-            assert_eq!(run.journal.pulls(), 2);
-            run.journal.check_no_start_after_error();
+            assert_eq!(run.gates.first_error(), Some(1), "window {window:?}");
+            assert!(run.gates.source_failed_first());
+            assert_eq!(run.gates.pulled(), 2);
+            run.gates.check_no_start_after_error();
             let started = usize::from(!mode.is_spawned());
             assert_eq!(run.gates.started(), started, "window {window:?}");
             assert_eq!(run.gates.polls(0), started, "item 0 polled before the error, if at all");
@@ -452,7 +426,7 @@ both_modes! {
                 assert_eq!(got, Got::Err(1));
             }
             run.check_ended_after_error();
-            assert_eq!(run.journal.pulls(), 2, "nothing pulled after the error");
+            assert_eq!(run.gates.pulled(), 2, "nothing pulled after the error");
         }
     }
 
@@ -478,8 +452,8 @@ both_modes! {
             }
             run.run.settle();
             let rest = run.drain();
-            assert_eq!(run.journal.first_error(), Some(2), "window {window:?}");
-            run.journal.check_no_start_after_error();
+            assert_eq!(run.gates.first_error(), Some(2), "window {window:?}");
+            run.gates.check_no_start_after_error();
             let started = usize::from(!mode.is_spawned());
             assert_eq!(run.gates.started(), 1 + started, "window {window:?}");
             assert_eq!(run.gates.polls(1), started, "item 1 polled before the error, if at all");
@@ -491,7 +465,7 @@ both_modes! {
             };
             assert_eq!(rest, expected);
             run.check_ended_after_error();
-            assert_eq!(run.journal.pulls(), 3, "nothing pulled after the error");
+            assert_eq!(run.gates.pulled(), 3, "nothing pulled after the error");
         }
     }
 
@@ -550,7 +524,7 @@ both_modes! {
             // dropped everything.
             run.check_all_gone_if_spawned();
             run.drop_and_check();
-            assert_eq!(run.journal.errors(), (0, 0));
+            assert_eq!(run.gates.errors(), (0, 0));
         }
     }
 
@@ -581,13 +555,7 @@ both_modes! {
     fn size_hint_promises_no_item_that_an_error_may_cancel(mode) {
         let case = Case::new(2, 2, None, 10);
         let run = Started::unpolled(mode, &case, Gates::new());
-        let (lower, upper) = run.run.size_hint();
-        if mode.is_spawned() {
-            // Spawned, the hint does not read the source's: still valid.
-            assert!(lower <= 1 && upper.is_none_or(|upper| upper >= 10), "{lower} {upper:?}");
-        } else {
-            assert_eq!((lower, upper), (1, Some(10)));
-        }
+        assert_eq!(run.run.size_hint(), (1, Some(10)));
 
         let case = Case::new(2, 2, None, 100).failing(Failures::futures(&[0]));
         let mut run = Started::new(mode, &case);
@@ -677,7 +645,7 @@ both_modes! {
                 assert!(run.gates.open(1));
                 run.run.settle();
                 run.expect_panic(&format!("{INJECTED} in the {what} of item 0"));
-                assert_eq!(run.journal.errors(), (0, 0), "item 1 never polled again");
+                assert_eq!(run.gates.errors(), (0, 0), "item 1 never polled again");
                 run.check_all_gone_if_spawned();
                 run.drop_and_check();
             }
@@ -802,14 +770,14 @@ fn spawned_a_slow_consumer_the_error_stops_every_start_though_nobody_polls() {
     // 1 is held behind the head; its worker took item 2 and pulled item 3.
     assert_eq!((run.gates.pulled(), run.gates.started()), (4, 3));
     run.open_and_step(2);
-    assert_eq!(run.journal.first_error(), Some(2));
+    assert_eq!(run.gates.first_error(), Some(2));
     // However the tasks are stepped and the gates opened, nothing starts
     // and nothing is pulled.
     for _ in 0..3 {
         run.gates.open_all();
         run.run.settle();
         assert_eq!((run.gates.pulled(), run.gates.started()), (4, 3));
-        assert_eq!(run.journal.started_after_error(), Vec::<usize>::new());
+        assert_eq!(run.gates.started_after_error(), Vec::<usize>::new());
     }
     assert_eq!(run.live_tasks(), 0);
     assert_eq!(run.gates.drops(3), 1, "the waiting item never started");
@@ -827,7 +795,7 @@ fn spawned_an_executor_shut_down_after_the_error_leaves_the_error_to_the_consume
         let mut run = Started::new(Mode::Spawned, &case);
         run.open_and_step(1);
         assert_eq!(run.live_tasks(), 2);
-        drop(std::mem::replace(run.run.executor(), StepExecutor::new()));
+        drop(std::mem::take(run.run.executor()));
         run.gates.check_all_dropped_once();
         run.expect_error_then_end(1);
         run.drop_and_check();
@@ -842,10 +810,8 @@ fn spawned_on_tokio_multi_thread_the_run_ends_with_the_error_and_drops_everythin
         let case = Case::new(4, 4, window, 1_000).failing(Failures::futures(&[failing]));
         // Every gate open: each future completes in its first poll, on either
         // of the runtime's threads.
-        let (gates, journal) = (Gates::open_except(&[]), Journal::default());
-        let mut stream = case
-            .fallible(&gates, &journal)
-            .spawn_on(runtime.handle().clone());
+        let gates = Gates::open_except(&[]);
+        let mut stream = case.fallible(&gates).spawn_on(runtime.handle().clone());
         let (got, ended) = runtime.block_on(async {
             let _watchdog = Watchdog::start("a failing run on tokio");
             let got: Vec<Got> = (&mut stream).map(Got::of_try).collect().await;
@@ -867,10 +833,10 @@ fn spawned_on_tokio_multi_thread_the_run_ends_with_the_error_and_drops_everythin
         ids.dedup();
         assert_eq!(ids.len(), oks.len(), "an output twice");
         assert!(!ids.contains(&failing), "the failed item was yielded");
-        assert!(journal.pulls() < case.items, "the run stopped early");
+        assert!(gates.pulled() < case.items, "the run stopped early");
         drop(stream);
         check_ended_on_tokio(&runtime, &gates, Vec::new());
-        assert_eq!(journal.errors(), (1, 1));
+        assert_eq!(gates.errors(), (1, 1));
     }
 }
 
@@ -887,4 +853,102 @@ fn in_place_without_an_error_try_collect_gets_every_output_in_order() {
             .expect("no item fails");
         assert_eq!(out, (0..50).collect::<Vec<_>>());
     });
+}
+
+/// `bounded(2, 0)` over `[item 0, item 1, failure]` (an error or a source
+/// panic at position 2), futures that never complete, brought to the pull
+/// that meets the failure, with `waiting` raised to 1 (through the stream's
+/// handle) so that it is pulled ahead.
+///
+/// In place the first poll starts items 0 and 1, and the next poll pulls the
+/// failure. Spawned, step by step, one thread: the first poll spawns task 0;
+/// task 0 takes item 0, spawns task 1 and yields before polling item 0; task
+/// 1 takes item 1 and polls it. The raise finds no task idle, so busy task 0
+/// is sent to pull ahead; its poll here meets the failure, in the refill
+/// path, after its last lock section (issue 19's case).
+fn pull_ahead_into_the_failure<T>(run: &mut Driven<'_, T>, gates: &Gates) {
+    let limits = run.limits();
+    if !run.mode().is_spawned() {
+        assert!(run.poll_alone().is_pending());
+        assert_eq!(gates.polls_of(2), [1, 1], "items 0 and 1 started");
+        limits.set_waiting(1);
+        return;
+    }
+    assert!(run.poll_alone().is_pending());
+    let executor = run.executor();
+    assert_eq!(executor.ready_tasks(), 1, "the first poll spawns task 0");
+    assert!(executor.poll_one(0));
+    assert_eq!(executor.spawns(), 2, "task 0 spawned task 1");
+    let seen = (gates.pulled(), gates.polls(0));
+    assert_eq!(seen, (1, 0), "item 0 taken, unpolled");
+    // Ready: task 0 (it yielded) and task 1 (new), in that order.
+    assert_eq!(executor.ready_tasks(), 2);
+    assert!(executor.poll_one(1));
+    assert_eq!(
+        gates.polls_of(2),
+        [0, 1],
+        "task 1 took item 1 and polled it"
+    );
+    limits.set_waiting(1);
+    let executor = run.executor();
+    assert_eq!(executor.ready_tasks(), 1, "task 0 is sent to pull ahead");
+    assert!(executor.poll_one(0));
+    executor.assert_none_escaped("task 0");
+}
+
+both_modes! {
+    /// Point 21: an error pulled ahead starts nothing after it; spawned, not
+    /// even the item the task whose refill pulled it had taken just before:
+    /// that item is dropped unpolled at once.
+    fn an_error_pulled_ahead_starts_nothing_after_it_not_even_the_item_its_task_took(mode) {
+        for window in [None, Some(2)] {
+            let case = Case::new(2, 0, window, 3).failing(Failures::source_at(2));
+            let mut run = Started::unpolled(mode, &case, Gates::new());
+            pull_ahead_into_the_failure(&mut run.run, &run.gates);
+            if mode.is_spawned() {
+                assert_eq!(run.gates.first_error(), Some(2), "window {window:?}");
+                let item_0 = (run.gates.polls(0), run.gates.drops(0));
+                assert_eq!(item_0, (0, 1), "window {window:?}: item 0 dropped, never polled");
+            }
+            assert_eq!(run.drain(), [Got::Err(2), Got::End], "window {window:?}");
+            assert!(run.gates.source_failed_first());
+            run.gates.check_no_start_after_error();
+            // In place items 0 and 1 started before the pull; spawned item 0 never.
+            let first = usize::from(!mode.is_spawned());
+            assert_eq!(run.gates.polls_of(2), [first, 1], "window {window:?}");
+            assert_eq!(run.gates.pulled(), 3, "nothing pulled after the error");
+            assert_eq!(run.gates.errors(), (1, 1), "window {window:?}: the error");
+            run.check_ended_after_error();
+        }
+    }
+
+    /// Points 20 and 10: the same with a source that panics: spawned, the
+    /// task whose refill pull caught the panic never gives the item it had
+    /// taken its first poll; the panic comes out of the consumer's next poll.
+    fn a_source_panic_met_pulling_ahead_starts_nothing_after_it_not_even_the_item_its_task_took(
+        mode
+    ) {
+        quiet_injected_panics();
+        for window in [None, Some(2)] {
+            let gates = Gates::with_fault(Fault::SourceAt(2));
+            let mut run = drive!(mode, gates.source(3).bounded(2, 0).ordered_if(window));
+            pull_ahead_into_the_failure(&mut run, &gates);
+            if mode.is_spawned() {
+                assert!(gates.fault_fired(), "window {window:?}");
+                let item_0 = (gates.polls(0), gates.drops(0));
+                assert_eq!(item_0, (0, 1), "window {window:?}: item 0 dropped, never polled");
+            }
+            let message = caught(|| run.poll_alone()).unwrap_err();
+            assert_eq!(message, format!("{INJECTED} in the source at item 2"));
+            run.check_refuses_polls();
+            if mode.is_spawned() {
+                run.settle();
+                assert_eq!(run.executor().live_tasks(), 0, "window {window:?}");
+            }
+            let first = usize::from(!mode.is_spawned());
+            assert_eq!(gates.polls_of(2), [first, 1], "window {window:?}");
+            run.drop_stream();
+            gates.check_all_dropped_once();
+        }
+    }
 }

@@ -16,7 +16,7 @@ use std::task::Poll;
 
 use bounded_buffered::{BoundedStreamExt, Limits};
 use futures::{StreamExt, TryStreamExt};
-use support::{Driven, Gates, OrderedIf, Poller, both_modes, drive};
+use support::{Driven, Gates, OrderedIf, both_modes, drive};
 
 /// The counts that matter here, once the tasks (spawned) can do nothing more:
 /// (running futures, waiting items, items pulled).
@@ -320,14 +320,13 @@ fn raising_past_the_wake_tree_rebuilds_it_and_loses_no_wake() {
     for (from, to) in [(2, 63), (2, 64), (60, 200), (100, 5_000)] {
         let items = to + 10;
         let gates = Gates::new();
-        let mut stream = gates.source(items).bounded(from, 0);
-        let poller = Poller::new();
-        assert_eq!(poller.poll(&mut stream), Poll::Pending);
+        let mut run = Driven::in_place(gates.source(items).bounded(from, 0));
+        assert_eq!(run.poll(), Poll::Pending);
         // A waker from before the rebuild: waking it later must be harmless.
         let stale = gates.waker(0).expect("item 0 runs");
-        stream.limits().set_workers(to);
-        assert_eq!(poller.poll(&mut stream), Poll::Pending);
-        let stats = stream.stats();
+        run.limits().set_workers(to);
+        assert_eq!(run.poll(), Poll::Pending);
+        let stats = run.stats();
         assert_eq!(stats.active, gates.running(), "stats and futures disagree");
         assert_eq!(
             (stats.active, stats.waiting, gates.pulled()),
@@ -335,7 +334,7 @@ fn raising_past_the_wake_tree_rebuilds_it_and_loses_no_wake() {
             "{from} -> {to}"
         );
         stale.wake();
-        assert_eq!(poller.poll(&mut stream), Poll::Pending);
+        assert_eq!(run.poll(), Poll::Pending);
         // Every running future, old or new, wakes the stream through its
         // current waker: open every gate from another thread, in reverse.
         let opener = gates.clone();
@@ -347,16 +346,16 @@ fn raising_past_the_wake_tree_rebuilds_it_and_loses_no_wake() {
         .join()
         .unwrap();
         let mut outputs = Vec::new();
-        let mut wakes = poller.wakes();
+        let mut wakes = run.wakes();
         loop {
-            match poller.poll(&mut stream) {
+            match run.poll() {
                 Poll::Ready(Some(id)) => outputs.push(id),
                 Poll::Ready(None) => break,
                 Poll::Pending => {
                     // Pending with nothing left to wait for: only a wake
                     // already sent (the poll budget's) may ask for more.
-                    assert!(poller.wakes() > wakes, "lost wake: {from} -> {to}");
-                    wakes = poller.wakes();
+                    assert!(run.wakes() > wakes, "lost wake: {from} -> {to}");
+                    wakes = run.wakes();
                 }
             }
         }

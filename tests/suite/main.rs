@@ -14,7 +14,6 @@ mod keyed;
 mod limits;
 mod progress;
 mod shed;
-mod spawn_contract;
 mod time;
 mod wakes;
 mod weighted;

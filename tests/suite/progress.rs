@@ -23,7 +23,7 @@ use futures::channel::oneshot;
 use futures::future::BoxFuture;
 use futures::{Stream, StreamExt, stream};
 use support::{
-    Gates, HANG_LIMIT, Mode, OrderedIf, Poller, SmolPool, Watchdog, both_modes, counted, drive,
+    Driven, Gates, HANG_LIMIT, Mode, OrderedIf, SmolPool, Watchdog, both_modes, counted, drive,
     tokio_multi_thread, yield_now, yield_then,
 };
 
@@ -255,13 +255,12 @@ fn futures_that_always_wake_themselves_cannot_trap_the_caller() {
             Watchdog::start("futures_that_always_wake_themselves_cannot_trap_the_caller");
         let polls = Arc::new(AtomicUsize::new(0));
         let spinning = Arc::clone(&polls);
-        let mut stream =
-            stream::repeat_with(move || Spin(Arc::clone(&spinning))).bounded(workers, 2);
-        let poller = Poller::new();
+        let spinning = stream::repeat_with(move || Spin(Arc::clone(&spinning)));
+        let mut run = Driven::in_place(spinning.bounded(workers, 2));
         let mut previous = 0;
         for call in 0..5 {
             // If `poll_next` did not stop on its own, this would never return.
-            assert_eq!(poller.poll(&mut stream), Poll::Pending);
+            assert_eq!(run.poll(), Poll::Pending);
             let this_call = polls.load(SeqCst) - previous;
             previous = polls.load(SeqCst);
             assert!(this_call > 0, "call {call}: the futures were not polled");
@@ -272,7 +271,7 @@ fn futures_that_always_wake_themselves_cannot_trap_the_caller() {
                 "{workers} workers, call {call}: {this_call} polls"
             );
             assert_eq!(
-                poller.wakes(),
+                run.wakes(),
                 call + 1,
                 "{workers} workers, call {call}: returned Pending without waking its task"
             );

@@ -12,48 +12,24 @@
 //! (`support::now`) moves only when the test advances it, and spawned streams
 //! run their tasks on an executor the test steps (`support::drive!`).
 
-use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::Poll;
 use std::time::Duration;
 
 use bounded_buffered::{BoundedStreamExt, Expired};
 use futures::{FutureExt, Stream, StreamExt, stream};
 use support::{
-    Gate, Gates, Mode, OrderedIf, Poller, advance, both_modes, counted, drive, ms, now, readings,
-    reset_clock,
+    Gate, Gates, Mode, OrderedIf, advance, both_modes, counted, drive, ms, now, poll_once,
+    readings, reset_clock,
 };
 
-/// A gate that says which item it is without being polled, so an expired item
-/// can be recognised from its untouched future.
-struct Tagged {
-    id: usize,
-    gate: Gate,
-}
-
-impl Future for Tagged {
-    type Output = usize;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
-        Pin::new(&mut self.gate).poll(cx)
-    }
-}
-
-/// Gates `0..count`, tagged with their ids.
-fn tagged(gates: &Gates, count: usize) -> impl Stream<Item = Tagged> + Send + Unpin + 'static {
-    gates
-        .source(count)
-        .enumerate()
-        .map(|(id, gate)| Tagged { id, gate })
-}
-
-type Outcome = Result<usize, Expired<Tagged>>;
+type Outcome = Result<usize, Expired<Gate>>;
 
 /// An outcome as the tests compare it: the output, or the expired item's id
 /// and how long it waited.
 fn seen(outcome: Outcome) -> Result<usize, (usize, Duration)> {
     outcome.map_err(|expired| {
         let waited = expired.waited();
-        (expired.into_inner().id, waited)
+        (expired.into_inner().id(), waited)
     })
 }
 
@@ -69,7 +45,7 @@ both_modes! {
             let gates = Gates::new();
             let mut run = drive!(
                 mode,
-                tagged(&gates, 4)
+                gates.source(4)
                     .bounded(1, 3)
                     .ordered_if(window)
                     .max_wait(ms(10))
@@ -106,7 +82,7 @@ both_modes! {
     fn an_expired_future_is_never_polled_runs_from_into_inner_and_is_dropped_exactly_once(mode) {
         reset_clock();
         let gates = Gates::new();
-        let mut run = drive!(mode, tagged(&gates, 3).bounded(1, 2).max_wait(ms(5)).clock(now));
+        let mut run = drive!(mode, gates.source(3).bounded(1, 2).max_wait(ms(5)).clock(now));
         assert!(run.take_ready().is_empty());
         advance(ms(10));
         gates.open(0);
@@ -126,7 +102,7 @@ both_modes! {
 
         // The untouched future still runs to its output, and is dropped once.
         let first = first.into_inner();
-        assert_eq!(first.id, 1);
+        assert_eq!(first.id(), 1);
         gates.open(1);
         assert_eq!(first.now_or_never(), Some(1));
         assert_eq!(gates.drops(1), 1);
@@ -145,7 +121,7 @@ both_modes! {
         // Ordered: the completed item and the expired ones are held until taken.
         let mut run = drive!(
             mode,
-            tagged(&gates, 3).bounded(1, 2).ordered(3).max_wait(ms(5)).clock(now)
+            gates.source(3).bounded(1, 2).ordered(3).max_wait(ms(5)).clock(now)
         );
         assert!(run.poll().is_pending());
         advance(ms(6));
@@ -177,7 +153,7 @@ both_modes! {
         // Two workers, window 4: items 0 and 1 run, 2, 3 and 4 wait.
         let mut run = drive!(
             mode,
-            tagged(&gates, 5).bounded(2, 3).ordered(4).max_wait(ms(15)).clock(now)
+            gates.source(5).bounded(2, 3).ordered(4).max_wait(ms(15)).clock(now)
         );
         assert!(run.take_ready().is_empty());
         assert_eq!((gates.running(), run.stats().waiting), (2, 3));
@@ -215,7 +191,7 @@ both_modes! {
     ) {
         reset_clock();
         let gates = Gates::new();
-        let mut run = drive!(mode, tagged(&gates, 4).bounded(1, 2).max_wait(ms(3)).clock(now));
+        let mut run = drive!(mode, gates.source(4).bounded(1, 2).max_wait(ms(3)).clock(now));
         assert!(run.take_ready().is_empty());
         // t = 5: item 0 completes; taking it frees the worker, which meets two
         // expired items and then starts item 3, pulled straight into it.
@@ -236,7 +212,7 @@ both_modes! {
         let gates = Gates::new();
         let mut run = drive!(
             mode,
-            tagged(&gates, 6).bounded(2, 0).max_wait(Duration::ZERO).clock(now)
+            gates.source(6).bounded(2, 0).max_wait(Duration::ZERO).clock(now)
         );
         let mut taken = run.take_ready();
         for id in 0..6 {
@@ -254,7 +230,7 @@ both_modes! {
         let gates = Gates::new();
         let mut run = drive!(
             mode,
-            tagged(&gates, 4).bounded(1, 3).max_wait(Duration::ZERO).clock(now)
+            gates.source(4).bounded(1, 3).max_wait(Duration::ZERO).clock(now)
         );
         assert!(run.take_ready().is_empty());
         advance(ms(3));
@@ -270,7 +246,7 @@ both_modes! {
     fn expired_items_held_count_against_the_waiting_budget_exactly(mode) {
         reset_clock();
         let gates = Gates::new();
-        let (source, pulled) = counted(tagged(&gates, 100));
+        let (source, pulled) = counted(gates.source(100));
         let mut run = drive!(mode, source.bounded(2, 3).max_wait(ms(5)).clock(now));
         assert!(run.poll().is_pending());
         assert_eq!(pulled.pulled(), 5, "2 running + 3 waiting");
@@ -399,7 +375,7 @@ both_modes! {
         let gates = Gates::new();
         let mut run = drive!(
             mode,
-            tagged(&gates, 4).bounded(1, 3).max_wait(ms(10)).timed().clock(now)
+            gates.source(4).bounded(1, 3).max_wait(ms(10)).timed().clock(now)
         );
         assert!(run.take_ready().is_empty());
         advance(ms(10));
@@ -556,7 +532,7 @@ both_modes! {
         fn outcomes(mode: Mode, ordered_first: bool) -> Vec<Result<usize, (usize, Duration)>> {
             reset_clock();
             let gates = Gates::new();
-            let source = tagged(&gates, 6).bounded(1, 5);
+            let source = gates.source(6).bounded(1, 5);
             let mut run = if ordered_first {
                 drive!(mode, source.ordered(3).max_wait(ms(9)).clock(now))
             } else {
@@ -588,7 +564,6 @@ both_modes! {
 #[test]
 fn the_clock_is_read_at_most_once_per_poll_in_place() {
     reset_clock();
-    let poller = Poller::new();
     let mut stream = stream::iter(0..100u32)
         .map(|n| async move { n })
         .bounded(4, 4)
@@ -597,7 +572,7 @@ fn the_clock_is_read_at_most_once_per_poll_in_place() {
     let mut polls = 0;
     loop {
         polls += 1;
-        if let Poll::Ready(None) = poller.poll(&mut stream) {
+        if let Poll::Ready(None) = poll_once(&mut stream) {
             break;
         }
     }
@@ -615,7 +590,7 @@ fn max_wait_after_the_first_poll_panics() {
     let mut stream = stream::iter(0..3u32)
         .map(|n| async move { n })
         .bounded(1, 0);
-    let _ = Poller::new().poll(&mut stream);
+    let _ = poll_once(&mut stream);
     let _ = stream.max_wait(ms(1));
 }
 

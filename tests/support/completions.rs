@@ -1,48 +1,15 @@
-//! For the budget, delivery, close and progress tests of both modes: taking
-//! outputs as an executor would ([`Take`]), and gates opened in a random order
-//! with every budget checked after each poll ([`random_completions`]).
+//! For the budget and delivery tests of both modes: gates opened in a random
+//! order with every budget checked after each poll ([`random_completions`]).
 
 use std::task::Poll;
 
 use bounded_buffered::{BoundedStreamExt, Stats};
 
 use super::gate::{Counts, Gates};
-use super::mode::{Driven, Mode};
+use super::mode::Mode;
 use super::rng::Rng;
 use super::schedule::OrderedIf;
 use super::stats::assert_all_done;
-
-/// Polling a [`Driven`] stream as an executor would: again after a `Pending`
-/// that woke the consumer. Spawned, the first poll spawns a task and returns
-/// `Pending`, and the task wakes the consumer once it has an output or found
-/// the end (contract point 17); in place, a poll that used up its budget wakes
-/// itself (point 8).
-pub trait Take<T> {
-    /// The next output or the end; `Pending` only if the consumer parked with
-    /// no wake.
-    fn poll_woken(&mut self) -> Poll<Option<T>>;
-
-    /// Every output until the consumer parks with no wake, or the end.
-    fn take_woken(&mut self) -> Vec<T> {
-        let mut taken = Vec::new();
-        while let Poll::Ready(Some(output)) = self.poll_woken() {
-            taken.push(output);
-        }
-        taken
-    }
-}
-
-impl<T> Take<T> for Driven<'_, T> {
-    fn poll_woken(&mut self) -> Poll<Option<T>> {
-        loop {
-            let wakes = self.wakes();
-            let poll = self.poll();
-            if poll.is_ready() || self.wakes() == wakes {
-                return poll;
-            }
-        }
-    }
-}
 
 /// Runs gates `0..count` through `bounded(workers, waiting)`, ordered when
 /// `window` is `Some`, in `mode`. Whenever the stream is pending one running

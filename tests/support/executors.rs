@@ -28,16 +28,6 @@ pub fn tokio_current_thread() -> tokio::runtime::Runtime {
     builder.enable_all().build().expect("a tokio runtime")
 }
 
-/// A current-thread runtime whose clock only moves when every task waits on it.
-pub fn tokio_paused_clock() -> tokio::runtime::Runtime {
-    let mut builder = tokio::runtime::Builder::new_current_thread();
-    builder
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .expect("a tokio runtime")
-}
-
 /// A smol executor run by `threads` threads until the pool is dropped.
 pub struct SmolPool {
     pub executor: Arc<smol::Executor<'static>>,

@@ -15,6 +15,7 @@ use std::time::Instant;
 
 use futures::Stream;
 
+use super::fail_fast::Log;
 use super::panic::{INJECTED, caught};
 use super::watchdog::HANG_LIMIT;
 
@@ -60,7 +61,7 @@ struct Item {
 }
 
 #[derive(Default)]
-struct State {
+pub(super) struct State {
     items: Vec<Item>,
     /// What a gate not touched yet starts as.
     fresh: Item,
@@ -73,6 +74,8 @@ struct State {
     /// Gates polled, neither finished nor dropped.
     running: usize,
     peak_running: usize,
+    /// When each pull and poll happened, for the fail-fast tests.
+    pub(super) log: Log,
 }
 
 impl State {
@@ -182,19 +185,22 @@ impl Gates {
         gates
     }
 
-    fn state(&self) -> MutexGuard<'_, State> {
+    pub(super) fn state(&self) -> MutexGuard<'_, State> {
         lock(&self.0.state)
     }
 
     /// Changes the state, then tells whoever waits for a change.
-    fn update<R>(&self, change: impl FnOnce(&mut State) -> R) -> R {
+    pub(super) fn update<R>(&self, change: impl FnOnce(&mut State) -> R) -> R {
         let result = change(&mut self.state());
         self.0.changed.notify_all();
         result
     }
 
     fn make<O>(&self, id: usize) -> Gate<O> {
-        self.update(|state| state.item(id).created = true);
+        self.update(|state| {
+            state.item(id).created = true;
+            state.log.pulled();
+        });
         Gate {
             id,
             gates: self.clone(),
@@ -217,7 +223,7 @@ impl Gates {
         self.source_of(count)
     }
 
-    fn source_of<O>(&self, count: usize) -> GateSource<O> {
+    pub(super) fn source_of<O>(&self, count: usize) -> GateSource<O> {
         self.state().source_len = Some(count);
         GateSource {
             gates: self.clone(),
@@ -462,6 +468,14 @@ pub struct Gate<O = usize> {
     output: PhantomData<fn() -> O>,
 }
 
+impl<O> Gate<O> {
+    /// Which gate this is, known without polling it (so an expired item is
+    /// recognised from its untouched future).
+    pub fn id(&self) -> usize {
+        self.id
+    }
+}
+
 /// What one poll of a gate does, decided under the lock and done after it.
 enum Step {
     Wait,
@@ -477,6 +491,7 @@ impl<O: GateOutput> Future for Gate<O> {
         let id = self.id;
         let step = self.gates.update(|state| {
             let fault = state.fault;
+            state.log.polled(id);
             let item = state.item(id);
             assert!(!item.finished, "gate {id} polled after it completed");
             item.polls += 1;

@@ -2,27 +2,25 @@
 //! `bounded-buffered-tests` package, built once and linked by its test crates
 //! (`suite`, `props`, `alloc`, `stress`). Under `--cfg loom` it is empty: the
 //! loom crates build their gates on loom's types and share only
-//! `loom_model.rs`, through `#[path]`.
+//! `loom/model.rs`.
 //!
 //! - `gate`: futures that complete when the test opens them and count what
 //!   happens to them and their outputs; an injected [`Fault`], a self-wake.
-//! - `poller`: polling by hand with a counting waker.
+//! - `poller`: polling by hand, with a waker that does nothing.
 //! - `source`: sources that count their polls, or that the test feeds.
 //! - `yielding`: futures that need several polls.
 //! - `executors`: tokio's runtimes, a smol pool, a step-by-step executor.
 //! - `mode`: one test body, both modes (`both_modes!`, `drive!`, `Driven`).
 //! - `schedule`: a stream in either mode stepped at random, budgets checked
-//!   after each step.
+//!   after each step; `completions`: gates opened in a random order.
 //! - `limits`: limit changes and the limits in force, for property tests.
-//! - `adaptive`: a scripted controller (`.adaptive(...)`).
 //! - `cases`: how many cases a property test runs.
-//! - `fail_fast`: fallible sources and futures (`try_bounded`).
+//! - `fail_fast`: fallible gates (`try_bounded`), and what the gates logged
+//!   asked against the fail-fast rule.
 //! - `clock`: a clock the test moves by hand (`.clock(...)`).
 //! - `panic`, `rng`, `watchdog`: expected panics, one generator, hang limits.
 #![cfg(not(loom))]
-#![allow(dead_code, unused_imports)]
 
-mod adaptive;
 mod cases;
 mod clock;
 mod completions;
@@ -40,22 +38,20 @@ mod stats;
 mod watchdog;
 mod yielding;
 
-pub use adaptive::Scripted;
 pub use cases::{cases, config};
 pub use clock::*;
-pub use completions::{Take, random_completions};
-pub use executors::{
-    SmolPool, StepExecutor, tokio_current_thread, tokio_multi_thread, tokio_paused_clock,
-};
+pub use completions::random_completions;
+pub use executors::{SmolPool, StepExecutor, tokio_current_thread, tokio_multi_thread};
 pub use fail_fast::*;
 pub use gate::{Counts, Fault, Gate, GateSource, Gates, Output};
 pub use limits::{Change, InForce};
 pub use mode::{Driven, Mode, Observe};
-pub use panic::{INJECTED, POLLED_AFTER_ESCAPE, POLLED_AFTER_PANIC, caught, quiet_injected_panics};
-pub use poller::{Poller, poll_once};
+pub use panic::{INJECTED, caught, quiet_injected_panics};
+pub use poller::{drain_ready, poll_once};
 pub use rng::Rng;
 pub use schedule::{
-    Case, Got, OrderedIf, Run, Step, check_ended_on_tokio, drop_before_tasks, opener,
+    Case, Got, OrderedIf, Run, Step, check_ended_on_tokio, drop_and_check, drop_before_tasks,
+    opener,
 };
 pub use source::{Counted, FedSource, Feed, counted, fed_source};
 pub use stats::{assert_all_done, fresh_stats};

@@ -28,6 +28,7 @@ use futures::stream::FusedStream;
 use futures_test::task::{AwokenCount, new_count_waker};
 
 use super::executors::StepExecutor;
+use super::panic::{POLLED_AFTER_ESCAPE, POLLED_AFTER_PANIC, caught};
 
 /// Where a test runs its stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -195,12 +196,51 @@ impl<'a, T> Driven<'a, T> {
         }
     }
 
+    /// Polls as an executor would: again after a `Pending` that woke the
+    /// consumer; `Pending` only if the consumer parked with no wake.
+    /// Spawned, the first poll spawns a task and returns `Pending`, and the
+    /// task wakes the consumer once it has an output or found the end
+    /// (contract point 17); in place, a poll that used up its budget wakes
+    /// itself (point 8).
+    pub fn poll_woken(&mut self) -> Poll<Option<T>> {
+        loop {
+            let wakes = self.wakes();
+            let poll = self.poll();
+            if poll.is_ready() || self.wakes() == wakes {
+                return poll;
+            }
+        }
+    }
+
+    /// Every output until the consumer parks with no wake, or the end.
+    pub fn take_woken(&mut self) -> Vec<T> {
+        let mut taken = Vec::new();
+        while let Poll::Ready(Some(output)) = self.poll_woken() {
+            taken.push(output);
+        }
+        taken
+    }
+
     /// One poll of the consumer and nothing else: spawned, no task runs
     /// before or after it (for tests that step the tasks themselves).
     pub fn poll_alone(&mut self) -> Poll<Option<T>> {
         let mut cx = Context::from_waker(&self.waker);
         let stream = self.stream.as_mut().expect("the stream was dropped");
         stream.as_mut().poll_next(&mut cx)
+    }
+
+    /// After a panic came out of a poll, the next poll refuses, saying why
+    /// (point 10 in place, 20 spawned).
+    pub fn check_refuses_polls(&mut self) {
+        let Err(again) = caught(|| self.poll_alone().map(|_| ())) else {
+            panic!("polled again after a panic, and it did not refuse");
+        };
+        let refusal = if self.mode.is_spawned() {
+            POLLED_AFTER_PANIC
+        } else {
+            POLLED_AFTER_ESCAPE
+        };
+        assert!(again.contains(refusal), "unclear refusal: {again}");
     }
 
     /// How often the consumer's waker was woken so far.

@@ -24,11 +24,11 @@ use proptest::prelude::*;
 
 use super::clock::{advance, ms};
 use super::executors::StepExecutor;
-use super::fail_fast::{Failures, Journal, TryOutput};
+use super::fail_fast::{Failures, TryOutput};
 use super::gate::{Counts, Fault, GateSource, Gates, Output};
 use super::limits::{Change, InForce};
 use super::mode::{Driven, Mode};
-use super::panic::{INJECTED, POLLED_AFTER_ESCAPE, POLLED_AFTER_PANIC, caught};
+use super::panic::{INJECTED, caught};
 use super::rng::Rng;
 
 /// `.ordered(window)` when there is a window, for tests that run both modes.
@@ -178,7 +178,6 @@ pub enum Step {
 pub struct Run<T: 'static> {
     pub case: Case,
     pub gates: Gates,
-    pub journal: Journal,
     pub driven: Driven<'static, T>,
     pub rng: Rng,
     /// What the consumer's polls gave, `Pending` left out.
@@ -212,18 +211,16 @@ impl Run<Output> {
         let (gates, stream) = case.stream();
         let early = (case.seed % 2 == 0).then(|| stream.limits());
         let driven = crate::drive!(mode, stream);
-        Run::with(case, gates, Journal::default(), driven, early, |output| {
-            Got::Ok(output.id)
-        })
+        Run::with(case, gates, driven, early, |output| Got::Ok(output.id))
     }
 }
 
 impl Run<TryOutput> {
     /// `case` with `try_bounded`, failing where `case.failures` says.
     pub fn fallible(mode: Mode, case: Case) -> Self {
-        let (gates, journal) = (Gates::with_fault(case.fault), Journal::default());
-        let driven = crate::drive!(mode, case.fallible(&gates, &journal));
-        Run::with(case, gates, journal, driven, None, Got::of_try)
+        let gates = Gates::with_fault(case.fault);
+        let driven = crate::drive!(mode, case.fallible(&gates));
+        Run::with(case, gates, driven, None, Got::of_try)
     }
 }
 
@@ -233,7 +230,6 @@ impl<T: 'static> Run<T> {
     pub fn with(
         case: Case,
         gates: Gates,
-        journal: Journal,
         driven: Driven<'static, T>,
         handle: Option<Limits>,
         read: impl FnMut(T) -> Got + 'static,
@@ -246,7 +242,6 @@ impl<T: 'static> Run<T> {
             limits: InForce::new(case.workers, case.waiting, case.window),
             case,
             gates,
-            journal,
             driven,
             got: Vec::new(),
             at_error: None,
@@ -301,7 +296,7 @@ impl<T: 'static> Run<T> {
     /// A panic fired or an error was made: from then on only the budgets
     /// hold, not the exact counts.
     fn failed(&self) -> bool {
-        self.gates.fault_fired() || self.journal.first_error().is_some()
+        self.gates.fault_fired() || self.gates.first_error().is_some()
     }
 
     /// Polls the stream once. `Ready` although its waker was not woken since
@@ -560,21 +555,6 @@ impl<T: 'static> Run<T> {
         }
     }
 
-    /// After a panic came out of a poll, the next poll refuses, saying why
-    /// (point 10 in place, 20 spawned).
-    pub fn check_refuses_polls(&mut self) {
-        let driven = &mut self.driven;
-        let Err(again) = caught(|| driven.poll_alone().map(|_| ())) else {
-            panic!("polled again after a panic, and it did not refuse");
-        };
-        let refusal = if self.spawned() {
-            POLLED_AFTER_PANIC
-        } else {
-            POLLED_AFTER_ESCAPE
-        };
-        assert!(again.contains(refusal), "unclear refusal: {again}");
-    }
-
     /// Delivers the wakes still held back: late wakes reach nothing and
     /// break nothing.
     pub fn wake_the_rest(&mut self) {
@@ -596,8 +576,8 @@ impl<T: 'static> Run<T> {
     /// tasks: every task ends, everything (errors included) was dropped
     /// exactly once. Untaken outputs go with the stream itself, at once.
     pub fn drop_stream_and_check(&mut self) {
-        let (mut executor, dropped) = drop_before_tasks(&mut self.driven);
-        if let Err(message) = dropped {
+        let mut rng = Rng::new(self.rng.next_u64());
+        if let Err(message) = drop_and_check(&mut self.driven, &self.gates, &mut rng) {
             // Point 10: a destructor's panic propagates out of the drop, once
             // everything was dropped; spawned, for what the dropping thread
             // drops (the source, waiting items, held outputs), while a running
@@ -611,18 +591,31 @@ impl<T: 'static> Run<T> {
                 "drop panicked without a faulty destructor"
             );
         }
-        let counts = self.gates.counts();
-        assert_eq!(
-            counts.outputs_dropped, counts.outputs_made,
-            "untaken outputs not dropped with the stream"
-        );
-        if let Some(executor) = &mut executor {
-            run_out(executor, &mut Rng::new(self.rng.next_u64()));
-        }
-        self.gates.check_all_dropped_once();
-        let (made, dropped) = self.journal.errors();
-        assert_eq!(dropped, made, "errors made and dropped");
     }
+}
+
+/// Drops a stream over `gates`: the untaken outputs go with the stream itself,
+/// at once; once (spawned) the cancelled tasks ran, in an order `rng` picks,
+/// every task ended and everything (errors included) was dropped exactly
+/// once. Returns what the drop itself raised (point 10).
+pub fn drop_and_check<T>(
+    driven: &mut Driven<'_, T>,
+    gates: &Gates,
+    rng: &mut Rng,
+) -> Result<(), String> {
+    let (mut executor, dropped) = drop_before_tasks(driven);
+    let counts = gates.counts();
+    assert_eq!(
+        counts.outputs_dropped, counts.outputs_made,
+        "untaken outputs not dropped with the stream"
+    );
+    if let Some(executor) = &mut executor {
+        run_out(executor, rng);
+    }
+    gates.check_all_dropped_once();
+    let (made, errors_dropped) = gates.errors();
+    assert_eq!(errors_dropped, made, "errors made and dropped");
+    dropped
 }
 
 /// Runs every woken task in a random order: afterwards none is left, and no
