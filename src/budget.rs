@@ -64,6 +64,31 @@ impl Budgets {
         active < self.workers && active + held < self.span
     }
 
+    /// [`Budgets::may_start`] for a stream with keys, weights or shedding,
+    /// `rejected` of whose held outcomes are shed items. Ordered, such a
+    /// stream checks the window item by item, on the input position each took
+    /// at the pull (`p < oldest + window`), and a shed item held does not
+    /// count here: pulled past the full queue, its position may lie past the
+    /// window, and it is yielded only after the items before it, so counting
+    /// it could keep them from ever starting. Shed items held have their own
+    /// cap, the rejection allowance (see [`crate::shed`]); so ordered, at most
+    /// `window` items run or are held, plus that allowance.
+    #[inline]
+    pub(crate) fn may_start_admitted(
+        &self,
+        active: usize,
+        held: usize,
+        unstarted: usize,
+        rejected: usize,
+    ) -> bool {
+        let held = if self.window.is_some() {
+            held - rejected
+        } else {
+            held - unstarted
+        };
+        active < self.workers && active + held < self.span
+    }
+
     /// Whether one more item may be pulled into the waiting queue, which holds
     /// `queued` items now, with `expired` expired items held (they count here
     /// when unordered, see [`Budgets::may_start`]). Together with

@@ -9,9 +9,25 @@
 //! (telemetry, a channel fed by request handlers) then never waits for the
 //! workers, and what runs is what is newest.
 //!
+//! With keys or weights, an item pulled past the full queue starts at once
+//! only if the rules ([`crate::admission`]), looking at the waiting items
+//! first and at it last, pick it: a lighter item never passes a heavier
+//! waiting one that a free worker waits for, and an item never passes a
+//! waiting item of its own key.
+//!
+//! `Oldest` makes room by weight too: it hands back as many of the oldest
+//! waiting items as the new one needs (one, unless weights differ), so the
+//! weight waiting stays below its budget plus one item's weight, as without
+//! shedding. If the allowance left cannot cover that many, the new item is
+//! handed back instead. Either way, what was freed is filled again at once.
+//!
 //! Rejections the consumer has not taken yet count against an allowance of
 //! their own, as many as waiting places (at least one): while it is used up,
 //! nothing more is pulled, so a consumer that stops stops the pulling too.
+//! Held, a rejection takes no worker and no waiting place, and ordered it
+//! takes no place in the window either (see `Budgets::may_start_admitted`):
+//! it may lie past the window, pulled as it was past the full queue, and is
+//! yielded only after the items before it, which must be able to start.
 //! Unordered, a rejection is yielded among the outputs as it is made; ordered,
 //! at its input position, as an expired item is (each item takes its position
 //! when it is pulled, so a rejection never passes an item pulled before it).
@@ -216,5 +232,38 @@ impl<F> Unstarted<F> for NotRun<F> {
 /// one).
 #[inline]
 pub(crate) fn may_shed(rejected_held: usize, waiting: usize) -> bool {
-    rejected_held < waiting.max(1)
+    rejected_held < allowance(waiting)
+}
+
+/// The rejection allowance of a stream with `waiting` places.
+#[inline]
+fn allowance(waiting: usize) -> usize {
+    waiting.max(1)
+}
+
+/// How many of the oldest waiting items to hand back to make room for an
+/// item pulled past the full queue, which may not start: with `Oldest`, the
+/// fewest after which the rules have room for it, if the rejections left
+/// cover them (`room_without(n, gone)`: whether there is room once the `n`
+/// oldest, counting `gone` in waiting weight, are gone); 0 (with `Newest`, or
+/// when they do not): hand back the new item itself.
+pub(crate) fn oldest_to_shed(
+    shed: Shed,
+    waiting_weights: impl Iterator<Item = u64>,
+    rejected_held: usize,
+    waiting: usize,
+    mut room_without: impl FnMut(usize, u128) -> bool,
+) -> usize {
+    if shed == Shed::Newest {
+        return 0;
+    }
+    let left = allowance(waiting) - rejected_held;
+    let mut gone = 0;
+    for (n, weight) in (1..=left).zip(waiting_weights) {
+        gone += u128::from(weight);
+        if room_without(n, gone) {
+            return n;
+        }
+    }
+    0
 }

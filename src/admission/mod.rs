@@ -50,6 +50,15 @@ pub(crate) trait Admits<F>: Send + Sync + Unpin + 'static {
     /// count rule aside).
     fn may_queue(&self) -> bool;
 
+    /// What `item` counts for in the weight waiting (0 without weights).
+    fn waiting_weight(&self, item: &F) -> u64;
+
+    /// Whether the rules would let one more item be pulled into the queue,
+    /// were waiting items counting `gone` in all (their
+    /// [`waiting_weight`](Self::waiting_weight)s summed) gone: what
+    /// [`crate::shed`] asks before it makes room.
+    fn may_queue_without(&self, gone: u128) -> bool;
+
     /// `item` entered the waiting queue.
     fn queued(&mut self, item: &F);
 
@@ -94,6 +103,16 @@ impl<F, Q: KeyRule<F>, W: WeightRule<F>> Admits<F> for Admission<Q, W> {
     #[inline(always)]
     fn may_queue(&self) -> bool {
         self.weights.may_queue()
+    }
+
+    #[inline(always)]
+    fn waiting_weight(&self, item: &F) -> u64 {
+        self.weights.waiting_weight(item)
+    }
+
+    #[inline(always)]
+    fn may_queue_without(&self, gone: u128) -> bool {
+        self.weights.may_queue_without(gone)
     }
 
     #[inline(always)]

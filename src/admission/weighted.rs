@@ -17,6 +17,11 @@
 //!   above its budget. A weight is only known once its item is pulled, so the
 //!   queue may go over the budget by less than one item: the weight waiting
 //!   stays below `budget + the last item's weight` (at most twice the budget).
+//!   A shedding stream keeps to the same bound (see [`crate::shed`]).
+//!
+//! A budget not set is no budget: nothing is checked against it, and the sums
+//! are kept wide enough that no weight, `u64::MAX` included, can overflow them
+//! (a budget of `u64::MAX` is the same as none).
 
 use std::fmt;
 use std::pin::Pin;
@@ -155,6 +160,16 @@ pub trait WeightRule<F>: sealed::Sealed + Send + Sync + Unpin + 'static {
     #[doc(hidden)]
     fn may_queue(&self) -> bool;
 
+    /// What `item` counts for in the weight waiting (0 without weights).
+    #[doc(hidden)]
+    fn waiting_weight(&self, item: &F) -> u64;
+
+    /// Whether the weight waiting would leave room to pull one more item,
+    /// were waiting items counting `gone` in all (their
+    /// [`waiting_weight`](Self::waiting_weight)s summed) gone.
+    #[doc(hidden)]
+    fn may_queue_without(&self, gone: u128) -> bool;
+
     /// `item` entered the waiting queue.
     #[doc(hidden)]
     fn queued(&mut self, item: &F);
@@ -207,6 +222,16 @@ impl<F> WeightRule<F> for Unweighted {
     }
 
     #[inline(always)]
+    fn waiting_weight(&self, _: &F) -> u64 {
+        0
+    }
+
+    #[inline(always)]
+    fn may_queue_without(&self, _: u128) -> bool {
+        true
+    }
+
+    #[inline(always)]
     fn queued(&mut self, _: &F) {}
 
     #[inline(always)]
@@ -235,19 +260,25 @@ impl<F> WeightRule<F> for Unweighted {
 /// budget not set is unlimited.
 #[derive(Clone, Copy, Debug)]
 pub struct Weights {
+    /// `u64::MAX`: not set (see [`NONE`]).
     max_running: u64,
     max_waiting: u64,
-    running: u64,
-    waiting: u64,
-    peak_running: u64,
-    peak_waiting: u64,
+    // Sums of `u64` weights, in `u128` so that none can overflow (each item
+    // counts at most `u64::MAX`, and there are far fewer than `2^64` items).
+    running: u128,
+    waiting: u128,
+    peak_running: u128,
+    peak_waiting: u128,
 }
+
+/// A budget not set: nothing is checked against it.
+const NONE: u64 = u64::MAX;
 
 impl Default for Weights {
     fn default() -> Self {
         Self {
-            max_running: u64::MAX,
-            max_waiting: u64::MAX,
+            max_running: NONE,
+            max_waiting: NONE,
             running: 0,
             waiting: 0,
             peak_running: 0,
@@ -292,37 +323,48 @@ impl<F: WeightOf> WeightRule<F> for Weights {
     const WEIGHTED: bool = true;
 
     /// The rule: the weights running plus this one within the budget, or
-    /// nothing running (an item heavier than the budget runs alone).
+    /// nothing running (an item heavier than the budget then runs alone).
     #[inline]
     fn may_start(&self, item: &F) -> bool {
         let weight = item.weight_of().min(self.max_running);
-        self.running == 0 || self.running + weight <= self.max_running
+        self.max_running == NONE
+            || self.running == 0
+            || self.running + u128::from(weight) <= u128::from(self.max_running)
     }
 
     /// The rule: the weight waiting below its budget.
     #[inline]
     fn may_queue(&self) -> bool {
-        self.waiting < self.max_waiting
+        self.max_waiting == NONE || self.waiting < u128::from(self.max_waiting)
+    }
+
+    #[inline]
+    fn waiting_weight(&self, item: &F) -> u64 {
+        item.weight_of().min(self.max_waiting)
+    }
+
+    fn may_queue_without(&self, gone: u128) -> bool {
+        self.max_waiting == NONE || self.waiting - gone < u128::from(self.max_waiting)
     }
 
     fn queued(&mut self, item: &F) {
-        self.waiting += item.weight_of().min(self.max_waiting);
+        self.waiting += u128::from(WeightRule::<F>::waiting_weight(self, item));
         self.peak_waiting = self.peak_waiting.max(self.waiting);
     }
 
     fn unqueued(&mut self, item: &F) {
-        self.waiting -= item.weight_of().min(self.max_waiting);
+        self.waiting -= u128::from(WeightRule::<F>::waiting_weight(self, item));
     }
 
     fn started(&mut self, item: &F) -> u64 {
         let weight = item.weight_of().min(self.max_running);
-        self.running += weight;
+        self.running += u128::from(weight);
         self.peak_running = self.peak_running.max(self.running);
         weight
     }
 
     fn finished(&mut self, weight: u64) {
-        self.running -= weight;
+        self.running -= u128::from(weight);
     }
 
     fn clear(&mut self) {
@@ -334,6 +376,8 @@ impl<F: WeightOf> WeightRule<F> for Weights {
         self
     }
 
+    /// The sums as `u64`, saturating: [`Stats`](crate::Stats) reports
+    /// `u64::MAX` for a sum beyond it.
     fn in_use(&self) -> [u64; 4] {
         [
             self.running,
@@ -341,5 +385,6 @@ impl<F: WeightOf> WeightRule<F> for Weights {
             self.peak_running,
             self.peak_waiting,
         ]
+        .map(|sum| u64::try_from(sum).unwrap_or(u64::MAX))
     }
 }

@@ -662,17 +662,15 @@ where
     /// waiting item the rules allow, from anywhere in the queue. So an item
     /// pulled with a worker free for it starts at once, having waited no time;
     /// one that may not start waits in its place. A shedding stream then pulls
-    /// past its full queue, handing an item back.
+    /// past its full queue, handing an item back, and fills again whatever
+    /// that freed.
     #[inline(never)]
     fn fill_admitted(&mut self, mut source: Pin<&mut S>, cx: &mut Context<'_>) -> bool {
         let mut started = false;
         loop {
             // Start what the budgets and the rules allow.
-            while self
-                .budgets
-                .may_start(self.active, self.held.len(), self.held_unstarted())
-            {
-                let Some(index) = self.pick() else {
+            while self.may_start_admitted() {
+                let Some(index) = self.pick(None) else {
                     break;
                 };
                 let (pulled, future, seat) = self.unqueue(index);
@@ -690,16 +688,24 @@ where
                 started = true;
             }
             // Pull one into a free waiting place: it may start at once.
-            if !self.may_queue_admitted() {
+            if self.may_queue_admitted() {
+                let Some(future) = self.pull(source.as_mut(), cx) else {
+                    break;
+                };
+                self.queue(future);
+                continue;
+            }
+            // Shedding: the queue is full, and nothing in it may start. Pull
+            // one past it while the rejection allowance lasts: it starts if
+            // the rules pick it, else an item is handed back.
+            if !(N::REJECTS && shed::may_shed(self.held_rejected, self.budgets.waiting)) {
                 break;
             }
             let Some(future) = self.pull(source.as_mut(), cx) else {
                 break;
             };
-            self.queue(future);
-        }
-        if N::REJECTS {
-            started |= self.shed_past_full(source, cx);
+            self.shed_past_full(future);
+            started = true;
         }
         started
     }
@@ -715,8 +721,10 @@ where
 
     /// The waiting item a free worker starts, if the rules allow one: the
     /// oldest whose key is below its limit, if it fits the running weight and,
-    /// ordered, the window.
-    fn pick(&self) -> Option<usize> {
+    /// ordered, the window. With `pulled` (an item just pulled past the full
+    /// queue, and its input position), the rules look at it after the waiting
+    /// ones, as the newest: its index is the queue's length.
+    fn pick(&self, pulled: Option<(&P::Future, Option<u64>)>) -> Option<usize> {
         let limit = self
             .budgets
             .window
@@ -726,7 +734,24 @@ where
             let in_window = limit.is_none_or(|limit| seats.get(index).is_none_or(|&at| at < limit));
             (P::source_ref(future), in_window)
         });
-        self.admission.pick(items)
+        let pulled = pulled.map(|(future, seat)| {
+            let in_window = limit.is_none_or(|limit| seat.is_none_or(|at| at < limit));
+            (P::source_ref(future), in_window)
+        });
+        self.admission.pick(items.chain(pulled))
+    }
+
+    /// Whether one more item may start, with keys, weights or shedding (see
+    /// `Budgets::may_start_admitted`).
+    #[inline(always)]
+    fn may_start_admitted(&self) -> bool {
+        let rejected = if N::REJECTS { self.held_rejected } else { 0 };
+        self.budgets.may_start_admitted(
+            self.active,
+            self.held.len(),
+            self.held_unstarted(),
+            rejected,
+        )
     }
 
     /// Whether one more item may be pulled into the waiting queue of a stream
@@ -771,53 +796,48 @@ where
         (pulled, future, seat)
     }
 
-    /// Shedding (see [`crate::shed`]): with the waiting queue full and nothing
-    /// to start, pulls anyway while the rejection allowance lasts; an item
-    /// pulled that may start (a worker free, its key below its limit) starts;
-    /// otherwise one item is handed back: the one just pulled (`Newest`), or
-    /// the oldest waiting one, whose place it takes (`Oldest`). Returns whether
-    /// it did anything.
+    /// Shedding (see [`crate::shed`]): `future` was pulled past the full
+    /// waiting queue, nothing in which may start. It starts if the rules pick
+    /// it, looking at it after the waiting items; otherwise it is handed back
+    /// (`Newest`), or the oldest waiting items are, as many as it needs room
+    /// for, and it takes their place (`Oldest`).
     #[cold]
-    fn shed_past_full(&mut self, mut source: Pin<&mut S>, cx: &mut Context<'_>) -> bool {
-        let mut shed_any = false;
-        while !self.may_queue_admitted() && shed::may_shed(self.held_rejected, self.budgets.waiting)
+    fn shed_past_full(&mut self, future: P::Future) {
+        let seat = self.seated().then(|| self.held.begin());
+        if self.may_start_admitted() && self.pick(Some((&future, seat))) == Some(self.waiting.len())
         {
-            let Some(future) = self.pull(source.as_mut(), cx) else {
-                break;
-            };
-            shed_any = true;
-            let seat = self.seated().then(|| self.held.begin());
-            if self
-                .budgets
-                .may_start(self.active, self.held.len(), self.held_unstarted())
-                && self.may_start_now(&future, seat)
-            {
-                self.clock.started_at_once();
-                self.start(future, seat);
-                continue;
-            }
-            match (self.shed, self.waiting.is_empty()) {
-                (Shed::Oldest, false) => {
-                    let (_, oldest, oldest_seat) = self.unqueue(0);
-                    self.reject(oldest, oldest_seat);
-                    self.queue_seated(future, seat);
-                }
-                _ => self.reject(future, seat),
-            }
+            self.clock.started_at_once();
+            return self.start(future, seat);
         }
-        shed_any
+        let oldest = shed::oldest_to_shed(
+            self.shed,
+            self.waiting
+                .iter()
+                .map(|(_, waiting)| self.admission.waiting_weight(P::source_ref(waiting))),
+            self.held_rejected,
+            self.budgets.waiting,
+            |gone, gone_weight| self.may_queue_admitted_without(gone, gone_weight),
+        );
+        if oldest == 0 {
+            return self.reject(future, seat);
+        }
+        for _ in 0..oldest {
+            let (_, oldest, oldest_seat) = self.unqueue(0);
+            self.reject(oldest, oldest_seat);
+        }
+        self.queue_seated(future, seat);
     }
 
-    /// Whether the rules let `future`, just pulled and at input position
-    /// `seat`, start at once.
-    fn may_start_now(&self, future: &P::Future, seat: Option<u64>) -> bool {
-        let in_window = match (self.budgets.window, seat) {
-            (Some(window), Some(at)) => at < self.held.front().saturating_add(window as u64),
-            _ => true,
+    /// [`Core::may_queue_admitted`], were the `gone` oldest waiting items,
+    /// counting `gone_weight` in all, gone.
+    fn may_queue_admitted_without(&self, gone: usize, gone_weight: u128) -> bool {
+        let queued = self.waiting.len() - gone;
+        let place = if A::APPLIES {
+            self.budgets.may_queue_seated(queued, self.held_expired())
+        } else {
+            self.budgets.may_queue(queued, self.held_expired())
         };
-        self.admission
-            .pick(std::iter::once((P::source_ref(future), in_window)))
-            .is_some()
+        place && self.admission.may_queue_without(gone_weight)
     }
 
     /// [`Core::queue`] for an item whose position was taken already.

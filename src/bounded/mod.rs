@@ -552,7 +552,10 @@ macro_rules! shared_methods {
             /// is not passed by lighter ones behind it, which could keep it from
             /// ever starting. As with [`per_key`](Self::per_key), every item is
             /// pulled into a waiting place first (at least one).
-            /// [`Stats::running_weight`] and its peak show the budget in use.
+            /// [`Stats::running_weight`] and its peak show the budget in use
+            /// (saturating at `u64::MAX`). Without it (only a waiting budget
+            /// set), nothing bounds the running weight; `u64::MAX` is the same
+            /// as none, and no weight can overflow the sums.
             ///
             /// # Panics
             ///
@@ -600,7 +603,9 @@ macro_rules! shared_methods {
             /// waiting stays below `max` plus the last item's weight, each
             /// counted at most `max` (so below `2 × max`). An item heavier than
             /// `max` counts as `max`, and waits alone. [`Stats::waiting_weight`]
-            /// and its peak show the budget in use.
+            /// and its peak show the budget in use (saturating at `u64::MAX`).
+            /// Without it (only a running budget set), nothing bounds the
+            /// weight waiting; `u64::MAX` is the same as none.
             ///
             /// # Panics
             ///
@@ -971,7 +976,16 @@ unstarted_methods! {
     /// request handlers that answer "busy" at once).
     ///
     /// - An item pulled while a worker is free for it starts, as without
-    ///   shedding: only a full queue sheds.
+    ///   shedding: only a full queue sheds. With keys or weights, it starts
+    ///   only if the rules pick it after the waiting items: it never passes a
+    ///   waiting item of its own key, nor a heavier waiting item that the free
+    ///   worker waits for (weights go first come, first served).
+    /// - With weights, `Oldest` hands back as many of the oldest waiting items
+    ///   as the new one needs room for, so the weight waiting keeps the bound
+    ///   of [`max_waiting_weight`](Self::max_waiting_weight); if the allowance
+    ///   left (below) cannot cover them, the new item is handed back instead.
+    ///   Whatever a swap frees (a heavy item out, a light one in) is filled
+    ///   again before the call returns.
     /// - Rejections the consumer has not taken count against an allowance of
     ///   their own, as many as `waiting` (at least one): while it is used up,
     ///   nothing more is pulled, so a consumer that stops stops the pulling.
@@ -979,7 +993,10 @@ unstarted_methods! {
     ///   `workers + waiting + max(waiting, 1)` items beyond the consumer.
     /// - Ordered, each item takes its input position when pulled, and a
     ///   rejection is yielded at it, as an expired item is (never ahead of an
-    ///   item pulled before it); unordered, as it is made.
+    ///   item pulled before it); unordered, as it is made. A held rejection
+    ///   takes no place in the window (it may lie past it, and the items
+    ///   before it must still start): at most `window` items run or are held,
+    ///   plus the allowance's rejections.
     /// - With [`max_wait`](Self::max_wait) too, the stream yields one error type
     ///   for an item not run, [`NotRun`], with its cause.
     ///
@@ -1227,7 +1244,16 @@ unstarted_methods! {
     /// request handlers that answer "busy" at once).
     ///
     /// - An item pulled while a worker is free for it starts, as without
-    ///   shedding: only a full queue sheds.
+    ///   shedding: only a full queue sheds. With keys or weights, it starts
+    ///   only if the rules pick it after the waiting items: it never passes a
+    ///   waiting item of its own key, nor a heavier waiting item that the free
+    ///   worker waits for (weights go first come, first served).
+    /// - With weights, `Oldest` hands back as many of the oldest waiting items
+    ///   as the new one needs room for, so the weight waiting keeps the bound
+    ///   of [`max_waiting_weight`](Self::max_waiting_weight); if the allowance
+    ///   left (below) cannot cover them, the new item is handed back instead.
+    ///   Whatever a swap frees (a heavy item out, a light one in) is filled
+    ///   again before the call returns.
     /// - Rejections the consumer has not taken count against an allowance of
     ///   their own, as many as `waiting` (at least one): while it is used up,
     ///   nothing more is pulled, so a consumer that stops stops the pulling.
@@ -1235,7 +1261,10 @@ unstarted_methods! {
     ///   `workers + waiting + max(waiting, 1)` items beyond the consumer.
     /// - Ordered, each item takes its input position when pulled, and a
     ///   rejection is yielded at it, as an expired item is (never ahead of an
-    ///   item pulled before it); unordered, as it is made.
+    ///   item pulled before it); unordered, as it is made. A held rejection
+    ///   takes no place in the window (it may lie past it, and the items
+    ///   before it must still start): at most `window` items run or are held,
+    ///   plus the allowance's rejections.
     /// - With [`max_wait`](Self::max_wait) too, the stream yields one error type
     ///   for an item not run, [`NotRun`], with its cause.
     ///

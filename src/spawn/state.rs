@@ -552,8 +552,18 @@ impl<R: Run> State<R> {
 
     // -- The rules -------------------------------------------------------
 
-    /// Whether one more item may start now.
+    /// Whether one more item may start now (with keys, weights or shedding,
+    /// by `Budgets::may_start_admitted`, as in place).
     fn may_start(&self) -> bool {
+        if Self::admitted() {
+            let rejected = if R::REJECTS { self.held_rejected } else { 0 };
+            return self.budgets.may_start_admitted(
+                self.counts.active,
+                self.held.len(),
+                self.held_unstarted(),
+                rejected,
+            );
+        }
         self.budgets
             .may_start(self.counts.active, self.held.len(), self.held_unstarted())
     }
@@ -593,9 +603,22 @@ impl<R: Run> State<R> {
         place && self.admission.may_queue()
     }
 
-    /// The waiting item the rules let start now, if any (see `Core::pick` in
-    /// place).
-    fn pick(&self) -> Option<usize> {
+    /// [`State::may_queue_admitted`], were the `gone` oldest waiting items,
+    /// counting `gone_weight` in all, gone.
+    fn may_queue_admitted_without(&self, gone: usize, gone_weight: u128) -> bool {
+        let queued = self.waiting.len() - gone;
+        let place = if R::Admission::APPLIES {
+            self.budgets.may_queue_seated(queued, self.held_expired)
+        } else {
+            self.budgets.may_queue(queued, self.held_expired)
+        };
+        place && self.admission.may_queue_without(gone_weight)
+    }
+
+    /// The waiting item the rules let start now, if any, looking last at
+    /// `pulled` (an item just pulled past the full queue, with its position),
+    /// whose index is then the queue's length (see `Core::pick` in place).
+    fn pick(&self, pulled: Option<(&R::Future, Option<u64>)>) -> Option<usize> {
         let limit = self
             .budgets
             .window
@@ -606,7 +629,11 @@ impl<R: Run> State<R> {
                 limit.is_none_or(|limit| seats.get(at).is_none_or(|&seat| seat < limit));
             (R::unit(future), in_window)
         });
-        self.admission.pick(items)
+        let pulled = pulled.map(|(future, seat)| {
+            let in_window = limit.is_none_or(|limit| seat.is_none_or(|at| at < limit));
+            (R::unit(future), in_window)
+        });
+        self.admission.pick(items.chain(pulled))
     }
 
     /// Whether a task sent now could start something: a start is free and
@@ -616,7 +643,7 @@ impl<R: Run> State<R> {
         if !Self::admitted() {
             return !self.waiting.is_empty() || self.source.may_pull();
         }
-        self.pick().is_some()
+        self.pick(None).is_some()
             || (self.source.may_pull()
                 && (self.may_queue_admitted()
                     || (R::REJECTS && shed::may_shed(self.held_rejected, self.budgets.waiting))))
@@ -767,7 +794,7 @@ impl<R: Run> State<R> {
             if !self.may_start() {
                 return None;
             }
-            if let Some(at) = self.pick() {
+            if let Some(at) = self.pick(None) {
                 let (pulled, future, seat) = self.unqueue(at);
                 let future = match self.clock.pick_up(pulled, R::EXPIRES) {
                     Some(waited) => match self.expire(future, waited, seat, deferred) {
@@ -788,24 +815,12 @@ impl<R: Run> State<R> {
             }
             let future = self.pull(index, cx, deferred)?;
             let seat = self.seated().then(|| self.held.begin());
-            if self.may_start_now(&future, seat) {
+            if self.pick(Some((&future, seat))) == Some(self.waiting.len()) {
                 self.clock.started_at_once();
                 return Some(self.started(future, seat));
             }
             self.shed_one(future, seat, deferred);
         }
-    }
-
-    /// Whether the rules let `future`, just pulled and at input position
-    /// `seat`, start at once.
-    fn may_start_now(&self, future: &R::Future, seat: Option<u64>) -> bool {
-        let in_window = match (self.budgets.window, seat) {
-            (Some(window), Some(at)) => at < self.held.front().saturating_add(window as u64),
-            _ => true,
-        };
-        self.admission
-            .pick(std::iter::once((R::unit(future), in_window)))
-            .is_some()
     }
 
     /// Puts a pulled item in the waiting queue, at input position `seat` if
@@ -834,17 +849,27 @@ impl<R: Run> State<R> {
         (pulled, future, seat)
     }
 
-    /// Sheds one item ([`crate::shed`]): the one just pulled (`Newest`), or
-    /// the oldest waiting one, whose place the new one takes (`Oldest`).
+    /// Sheds ([`crate::shed`]): hands back `future`, just pulled past the
+    /// full queue (`Newest`), or the oldest waiting items, as many as it needs
+    /// room for, and it takes their place (`Oldest`).
     fn shed_one(&mut self, future: R::Future, seat: Option<u64>, deferred: &mut Deferred<R>) {
-        match (self.shed, self.waiting.is_empty()) {
-            (Shed::Oldest, false) => {
-                let (_, oldest, oldest_seat) = self.unqueue(0);
-                self.reject(oldest, oldest_seat, deferred);
-                self.queue(future, seat);
-            }
-            _ => self.reject(future, seat, deferred),
+        let oldest = shed::oldest_to_shed(
+            self.shed,
+            self.waiting
+                .iter()
+                .map(|(_, waiting)| self.admission.waiting_weight(R::unit(waiting))),
+            self.held_rejected,
+            self.budgets.waiting,
+            |gone, gone_weight| self.may_queue_admitted_without(gone, gone_weight),
+        );
+        if oldest == 0 {
+            return self.reject(future, seat, deferred);
         }
+        for _ in 0..oldest {
+            let (_, oldest, oldest_seat) = self.unqueue(0);
+            self.reject(oldest, oldest_seat, deferred);
+        }
+        self.queue(future, seat);
     }
 
     /// Hands an item back to the consumer unstarted, as a rejection, at input
@@ -941,23 +966,23 @@ impl<R: Run> State<R> {
     /// [`State::top_up`] for a stream with keys, weights or shedding: fills
     /// the free waiting places (an item there that may start is sent for by
     /// the dispatch); then, shedding with no start free, pulls past the full
-    /// queue while the rejection allowance lasts, handing one item back each
-    /// time.
+    /// queue while the rejection allowance lasts, handing items back, and
+    /// fills again whatever that freed.
     fn top_up_admitted(&mut self, index: usize, cx: &mut Context<'_>, deferred: &mut Deferred<R>) {
-        if self.cancelled {
-            return;
-        }
-        while self.may_queue_admitted() {
-            let Some(future) = self.pull(index, cx, deferred) else {
+        while !self.cancelled {
+            if self.may_queue_admitted() {
+                let Some(future) = self.pull(index, cx, deferred) else {
+                    return;
+                };
+                self.queue(future, None);
+                continue;
+            }
+            if !(R::REJECTS
+                && !self.may_start()
+                && shed::may_shed(self.held_rejected, self.budgets.waiting))
+            {
                 return;
-            };
-            self.queue(future, None);
-        }
-        while R::REJECTS
-            && !self.cancelled
-            && !self.may_start()
-            && shed::may_shed(self.held_rejected, self.budgets.waiting)
-        {
+            }
             let Some(future) = self.pull(index, cx, deferred) else {
                 return;
             };

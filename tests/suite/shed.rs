@@ -10,7 +10,7 @@
 
 use std::task::Poll;
 
-use bounded_buffered::{BoundedStreamExt, NotRun, Rejected, Shed};
+use bounded_buffered::{BoundedStreamExt, Keyed, NotRun, Rejected, Shed, Weighted};
 use futures::{Stream, StreamExt};
 use support::{Gate, Gates, advance, both_modes, counted, drive, ms, now, reset_clock};
 
@@ -33,6 +33,33 @@ impl Future for Tagged {
     fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<usize> {
         std::pin::Pin::new(&mut self.gate).poll(cx)
     }
+}
+
+/// Gates `0..weights.len()`, item `id` weighing `weights[id]`.
+fn weighted(
+    gates: &Gates,
+    weights: &'static [u64],
+) -> impl Stream<Item = Weighted<Gate>> + Send + Unpin + use<> {
+    gates
+        .source(weights.len())
+        .enumerate()
+        .map(|(id, gate)| Weighted::new(weights[id], gate))
+}
+
+/// The ids of weighted outcomes, outputs and rejections apart, each sorted.
+fn weighted_ids(
+    outcomes: Vec<Result<usize, Rejected<Weighted<Gate>>>>,
+) -> (Vec<usize>, Vec<usize>) {
+    let (mut done, mut rejected) = (Vec::new(), Vec::new());
+    for outcome in outcomes {
+        match outcome {
+            Ok(id) => done.push(id),
+            Err(item) => rejected.push(item.into_inner().into_inner().id()),
+        }
+    }
+    done.sort();
+    rejected.sort();
+    (done, rejected)
 }
 
 /// An outcome as the tests compare it: the output, or the rejected item's id.
@@ -164,6 +191,114 @@ both_modes! {
             .collect();
         causes.sort();
         assert_eq!(causes, ["expired 1 after 10ms", "ok 0", "rejected 2", "rejected 3"]);
+    }
+
+    /// Points 28 and 29: an item pulled past the full queue starts only if
+    /// the rules pick it after the waiting items: weights go first come,
+    /// first served, so a light item does not pass a heavy waiting one that
+    /// the free worker waits for; it is shed.
+    fn an_item_pulled_past_the_full_queue_does_not_pass_a_waiting_one(mode) {
+        let gates = Gates::new();
+        let mut run = drive!(
+            mode,
+            weighted(&gates, &[1, 2, 0]).bounded(2, 0).max_running_weight(2).shed(Shed::Newest)
+        );
+        let (done, rejected) = weighted_ids(run.take_woken());
+        assert_eq!((done, rejected), (vec![], vec![2]), "item 2 (weight 0) would fit, but item 1 is first");
+        assert_eq!(gates.closed_started(), [0]);
+        gates.open(0);
+        assert_eq!(weighted_ids(run.take_woken()).0, [0]);
+        assert_eq!(gates.closed_started(), [1], "item 1 starts once its weight fits");
+        gates.open_all();
+        assert_eq!(weighted_ids(run.take_to_end()).0, [1]);
+    }
+
+    /// Points 5 and 29: ordered, a held rejection takes no place in the
+    /// window: past it by its position, it must not keep the items before
+    /// it (which it is yielded after) from starting.
+    fn ordered_a_held_rejection_takes_no_place_in_the_window(mode) {
+        let gates = Gates::new();
+        let mut run = drive!(mode, tagged(&gates, 3).bounded(1, 1).ordered(1).shed(Shed::Newest));
+        assert!(run.take_woken().is_empty());
+        let stats = run.stats();
+        assert_eq!((stats.active, stats.waiting, stats.rejected), (1, 1, 1));
+        gates.open_all();
+        assert_eq!(seen_all(run.take_to_end()), [Ok(0), Ok(1), Err(2)]);
+        assert_eq!(run.stats().peak_held, 2, "the window (1) and one rejection");
+    }
+
+    /// Points 28 and 29: `Oldest` makes room by weight: it hands back as many
+    /// of the oldest waiting items as the new one needs, so the weight
+    /// waiting stays below its budget plus one item, as without shedding.
+    fn oldest_makes_room_by_weight(mode) {
+        let gates = Gates::new();
+        let weights = &[0, 1, 1, 1, 1, 4, 4, 4, 4];
+        let mut run = drive!(
+            mode,
+            weighted(&gates, weights).bounded(1, 8).max_waiting_weight(4).shed(Shed::Oldest)
+        );
+        // Items 1 to 4 wait (weight 4). Item 5 takes item 1's place (1 + 1 +
+        // 1 + 4 = 7); item 6 needs items 2, 3, 4 and 5 gone (4 < 4 only at
+        // 0); items 7 and 8 each take the place of the one before.
+        let (done, rejected) = weighted_ids(run.take_woken());
+        assert!(done.is_empty());
+        assert_eq!(rejected, [1, 2, 3, 4, 5, 6, 7]);
+        let stats = run.stats();
+        assert_eq!((stats.waiting, stats.waiting_weight, stats.peak_waiting_weight), (1, 4, 7));
+        assert!(stats.peak_waiting_weight < 4 + 4, "below the budget plus one item");
+        gates.open_all();
+        assert_eq!(weighted_ids(run.take_to_end()).0, [0, 8]);
+    }
+
+    /// Points 28 and 29: the room an `Oldest` swap frees (a heavy item handed
+    /// back for a light one) is filled again at once.
+    fn oldest_refills_what_a_swap_freed(mode) {
+        let gates = Gates::new();
+        let (source, pulled) = counted(weighted(&gates, &[0, 1, 0, 0, 0]));
+        let mut run = drive!(mode, source.bounded(1, 2).max_waiting_weight(1).shed(Shed::Oldest));
+        // Item 1 fills the weight; item 2 takes its place (weight 0), which
+        // leaves room: item 3 waits beside it; item 4 takes item 2's place.
+        // All of it before the consumer takes anything (in place, the first
+        // poll yields item 1's rejection; spawned it is pending, point 17,
+        // and the tasks did the same).
+        let first = run.poll();
+        assert_eq!(pulled.pulled(), 5, "the room the swap freed was filled");
+        let stats = run.stats();
+        assert_eq!((stats.waiting, stats.waiting_weight, stats.rejected), (2, 0, 2));
+        let mut outcomes: Vec<_> = match first {
+            Poll::Ready(Some(outcome)) => vec![outcome],
+            _ => Vec::new(),
+        };
+        outcomes.extend(run.take_woken());
+        assert_eq!(weighted_ids(outcomes), (vec![], vec![1, 2]));
+        gates.open_all();
+        assert_eq!(weighted_ids(run.take_to_end()).0, [0, 3, 4]);
+
+        // Every item of one key, at its limit: each swap frees the weight of
+        // a heavy item for a light one, and the free place is filled before
+        // the poll that handed out the first rejection returns (in place, as
+        // spawned).
+        let gates = Gates::new();
+        let weights = [0u64, 3, 3, 3, 0, 0];
+        let (source, pulled) = counted(
+            gates
+                .source(weights.len())
+                .enumerate()
+                .map(move |(id, gate)| Keyed::new(0u8, Weighted::new(weights[id], gate))),
+        );
+        let mut run = drive!(
+            mode,
+            source.bounded(4, 2).per_key(1).max_waiting_weight(3).shed(Shed::Oldest)
+        );
+        match run.poll_woken() {
+            Poll::Ready(Some(Err(rejected))) => {
+                assert_eq!(rejected.into_inner().into_inner().into_inner().id(), 1);
+            }
+            other => panic!("expected item 1's rejection: {:?}", other.map(|o| o.map(|o| o.map(|_| ())))),
+        }
+        assert_eq!(pulled.pulled(), 6, "items 4 and 5 wait: the freed weight was filled");
+        let stats = run.stats();
+        assert_eq!((stats.waiting, stats.waiting_weight, stats.rejected), (2, 0, 3));
     }
 }
 

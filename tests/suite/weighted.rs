@@ -144,6 +144,33 @@ both_modes! {
         let stats = run.stats();
         assert_eq!((stats.keys_running, stats.running_weight), (1, 2));
     }
+
+    /// Point 28: a budget not set is no budget, and no weight overflows the
+    /// sums, `u64::MAX` included; `Stats` saturates at `u64::MAX`.
+    fn an_unset_budget_is_none_and_no_weight_overflows(mode) {
+        // Only the running budget set: items of `u64::MAX` (counted as 1
+        // running) are pulled like any other, and the waiting sum goes past
+        // `u64::MAX`.
+        let gates = Gates::new();
+        let (source, pulled) = counted(weighted(&gates, &[0, u64::MAX, 0, u64::MAX]));
+        let mut run = drive!(mode, source.bounded(1, 3).max_running_weight(1));
+        assert!(run.take_ready().is_empty());
+        assert_eq!(pulled.pulled(), 4, "the waiting count binds, not a weight");
+        let stats = run.stats();
+        assert_eq!((stats.waiting, stats.waiting_weight), (3, u64::MAX), "saturated");
+        gates.open_all();
+        assert_eq!(run.take_to_end().len(), 4);
+        assert_eq!(run.stats().peak_running_weight, 1);
+
+        // Only the waiting budget set: nothing limits the running weight.
+        let gates = Gates::new();
+        let mut run = drive!(mode, weighted(&gates, &[u64::MAX, 1]).bounded(2, 0).max_waiting_weight(1));
+        assert!(run.take_ready().is_empty());
+        assert_eq!(running(&gates), [0, 1]);
+        assert_eq!(run.stats().running_weight, u64::MAX, "saturated");
+        gates.open_all();
+        assert_eq!(run.take_to_end().len(), 2);
+    }
 }
 
 /// Point 11: a budget of 0 panics at the call.
