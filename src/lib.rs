@@ -281,14 +281,19 @@
 //! 29. **Shedding** ([`shed`](BoundedBuffered::shed)): with the waiting queue
 //!     full and no waiting item that may start, the stream keeps pulling and
 //!     hands back, never polled, as a [`Rejected`], the item just pulled
-//!     ([`Shed::Newest`]) or the oldest waiting one ([`Shed::Oldest`]); an
-//!     item pulled with a worker free for it starts. At most `max(waiting,
+//!     ([`Shed::Newest`]) or the oldest waiting ones, as many as the new
+//!     item needs room for by count and weight ([`Shed::Oldest`], which
+//!     keeps point 28's waiting bound); an item pulled with a worker free for
+//!     it starts if the rules pick it after the waiting items (it passes no
+//!     waiting item of its key, nor a heavier one the worker waits for). At
+//!     most `max(waiting,
 //!     1)` rejections are held untaken: then nothing is pulled, so with every
 //!     future blocked the source has advanced at most `workers + waiting +
 //!     max(waiting, 1)` items. Unordered, a rejection is yielded as it is
 //!     made; ordered, at its input position (with keys, weights or shedding,
 //!     an ordered stream takes each item's position when it pulls it, and an
-//!     item starts only while its position is within the window). With
+//!     item starts only while its position is within the window; a held
+//!     rejection takes no place in it). With
 //!     `max_wait` too, an item not run comes back as a [`NotRun`] with its
 //!     cause. [`Stats::rejected`] counts them.
 //!
