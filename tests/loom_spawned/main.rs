@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::task::{Context, Poll, Waker};
 
-use bounded_buffered::{BoundedStreamExt, Spawned};
+use bounded_buffered::{BoundedStreamExt, Keyed, Shed, Spawned};
 use futures::future::BoxFuture;
 use futures::stream::{self, Stream, StreamExt};
 use loom::sync::{Mutex, Notify};
@@ -494,6 +494,48 @@ fn a_raise_of_waiting_with_the_task_busy_is_pulled_by_it() {
         let raiser = thread::spawn(move || limits.set_waiting(1));
         assert_eq!(drain(stream, |_| {}), [0, 1]);
         raiser.join().unwrap();
+        assert_eq!(threads.join_all(), 1);
+    });
+}
+
+/// Per key: every item has one key, at most one of which runs. Item 1 waits,
+/// blocked by its key, beside a free worker, until item 0 completes on its
+/// task; that completion must start it (the completing task takes it, or one
+/// is sent for it), and so on for item 2. A freed key nobody acts on leaves
+/// item 1 waiting forever, a deadlock for loom. One at a time, the outputs
+/// come in input order.
+#[test]
+fn a_completion_that_frees_a_key_starts_the_item_it_blocked() {
+    model("per key hand-off", || {
+        let threads = Threads::default();
+        let stream = yielding(3)
+            .map(|item| Keyed::new(0u8, item))
+            .bounded(2, 1)
+            .per_key(1)
+            .spawn_on(threads.spawner());
+        assert_eq!(drain(stream, |_| {}), [0, 1, 2]);
+        assert!(threads.join_all() <= 2);
+    });
+}
+
+/// Shedding: one worker, one waiting place, so items are handed back while
+/// the consumer takes them; each rejection taken frees the allowance, and the
+/// tasks must hear of it to pull again (rule 2's refill). Every item comes
+/// back once, run or rejected, and the run ends.
+#[test]
+fn taking_a_rejection_lets_the_tasks_pull_again() {
+    model("shed and take", || {
+        let threads = Threads::default();
+        let stream = yielding(4)
+            .bounded(1, 1)
+            .shed(Shed::Newest)
+            .spawn_on(threads.spawner());
+        let mut ids: Vec<usize> = drain(stream, |_| {})
+            .into_iter()
+            .map(|outcome| outcome.unwrap_or_else(|rejected| rejected.into_inner().id))
+            .collect();
+        ids.sort_unstable();
+        assert_eq!(ids, [0, 1, 2, 3]);
         assert_eq!(threads.join_all(), 1);
     });
 }
