@@ -14,27 +14,6 @@ use bounded_buffered::{BoundedStreamExt, Keyed, NotRun, Rejected, Shed, Weighted
 use futures::{Stream, StreamExt};
 use support::{Gate, Gates, advance, both_modes, counted, drive, ms, now, reset_clock};
 
-/// Gates `0..count`, each knowing its id without being polled.
-fn tagged(gates: &Gates, count: usize) -> impl Stream<Item = Tagged> + Send + Unpin + use<> {
-    gates
-        .source(count)
-        .enumerate()
-        .map(|(id, gate)| Tagged { id, gate })
-}
-
-struct Tagged {
-    id: usize,
-    gate: Gate,
-}
-
-impl Future for Tagged {
-    type Output = usize;
-
-    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<usize> {
-        std::pin::Pin::new(&mut self.gate).poll(cx)
-    }
-}
-
 /// Gates `0..weights.len()`, item `id` weighing `weights[id]`.
 fn weighted(
     gates: &Gates,
@@ -63,11 +42,11 @@ fn weighted_ids(
 }
 
 /// An outcome as the tests compare it: the output, or the rejected item's id.
-fn seen(outcome: Result<usize, Rejected<Tagged>>) -> Result<usize, usize> {
-    outcome.map_err(|rejected| rejected.into_inner().id)
+fn seen(outcome: Result<usize, Rejected<Gate>>) -> Result<usize, usize> {
+    outcome.map_err(|rejected| rejected.into_inner().id())
 }
 
-fn seen_all(outcomes: Vec<Result<usize, Rejected<Tagged>>>) -> Vec<Result<usize, usize>> {
+fn seen_all(outcomes: Vec<Result<usize, Rejected<Gate>>>) -> Vec<Result<usize, usize>> {
     outcomes.into_iter().map(seen).collect()
 }
 
@@ -86,7 +65,7 @@ both_modes! {
     /// (`max(waiting, 1)` untaken rejections) bounds the pulling exactly.
     fn newest_hands_back_the_item_just_pulled_within_the_allowance(mode) {
         let gates = Gates::new();
-        let (source, pulled) = counted(tagged(&gates, 100));
+        let (source, pulled) = counted(gates.source(100));
         let mut run = drive!(mode, source.bounded(2, 2).shed(Shed::Newest));
         if mode.is_spawned() {
             // Point 18: the tasks shed while the consumer is away, up to the
@@ -112,7 +91,7 @@ both_modes! {
     /// takes its place: what waits is what came last.
     fn oldest_hands_back_the_oldest_waiting_item(mode) {
         let gates = Gates::new();
-        let (source, pulled) = counted(tagged(&gates, 8));
+        let (source, pulled) = counted(gates.source(8));
         let mut run = drive!(mode, source.bounded(2, 2).shed(Shed::Oldest));
         // Items 2 and 3 (the oldest waiting) go first, items 4 and 5 take
         // their places; taking item 2's rejection lets item 6 in and item 4
@@ -143,7 +122,7 @@ both_modes! {
     /// back at once.
     fn a_free_worker_runs_what_is_pulled_and_no_waiting_place_sheds_the_rest(mode) {
         let gates = Gates::new();
-        let (source, pulled) = counted(tagged(&gates, 100));
+        let (source, pulled) = counted(gates.source(100));
         let mut run = drive!(mode, source.bounded(1, 0).shed(Shed::Newest));
         assert_eq!(seen(first(&mut run)), Err(1));
         assert!(gates.is_started(0), "pulled with the worker free: it runs");
@@ -156,7 +135,7 @@ both_modes! {
     /// Points 5 and 29: ordered, a rejection comes at its input position.
     fn ordered_a_rejection_comes_at_its_input_position(mode) {
         let gates = Gates::new();
-        let mut run = drive!(mode, tagged(&gates, 3).bounded(1, 1).ordered(4).shed(Shed::Newest));
+        let mut run = drive!(mode, gates.source(3).bounded(1, 1).ordered(4).shed(Shed::Newest));
         assert!(run.take_ready().is_empty(), "item 2's rejection waits for items 0 and 1");
         assert_eq!(run.stats().rejected, 1);
         gates.open(0);
@@ -171,7 +150,7 @@ both_modes! {
         let gates = Gates::new();
         let mut run = drive!(
             mode,
-            tagged(&gates, 4).bounded(1, 1).max_wait(ms(5)).shed(Shed::Newest).clock(now)
+            gates.source(4).bounded(1, 1).max_wait(ms(5)).shed(Shed::Newest).clock(now)
         );
         // Item 0 runs, item 1 waits, items 2 and 3 are shed (one at a time);
         // item 1 has waited 10 ms when the worker frees up: expired.
@@ -184,9 +163,9 @@ both_modes! {
             .map(|outcome| match outcome {
                 Ok(id) => format!("ok {id}"),
                 Err(NotRun::Expired(expired)) => {
-                    format!("expired {} after {:?}", expired.into_inner().id, ms(10))
+                    format!("expired {} after {:?}", expired.into_inner().id(), ms(10))
                 }
-                Err(NotRun::Rejected(rejected)) => format!("rejected {}", rejected.into_inner().id),
+                Err(NotRun::Rejected(rejected)) => format!("rejected {}", rejected.into_inner().id()),
             })
             .collect();
         causes.sort();
@@ -218,7 +197,7 @@ both_modes! {
     /// it (which it is yielded after) from starting.
     fn ordered_a_held_rejection_takes_no_place_in_the_window(mode) {
         let gates = Gates::new();
-        let mut run = drive!(mode, tagged(&gates, 3).bounded(1, 1).ordered(1).shed(Shed::Newest));
+        let mut run = drive!(mode, gates.source(3).bounded(1, 1).ordered(1).shed(Shed::Newest));
         assert!(run.take_woken().is_empty());
         let stats = run.stats();
         assert_eq!((stats.active, stats.waiting, stats.rejected), (1, 1, 1));
