@@ -11,19 +11,8 @@
 use std::task::Poll;
 
 use bounded_buffered::{BoundedStreamExt, Keyed, NotRun, Rejected, Shed, Weighted};
-use futures::{Stream, StreamExt};
+use futures::StreamExt;
 use support::{Gate, Gates, advance, both_modes, counted, drive, ms, now, reset_clock};
-
-/// Gates `0..weights.len()`, item `id` weighing `weights[id]`.
-fn weighted(
-    gates: &Gates,
-    weights: &'static [u64],
-) -> impl Stream<Item = Weighted<Gate>> + Send + Unpin + use<> {
-    gates
-        .source(weights.len())
-        .enumerate()
-        .map(|(id, gate)| Weighted::new(weights[id], gate))
-}
 
 /// The ids of weighted outcomes, outputs and rejections apart, each sorted.
 fn weighted_ids(
@@ -180,7 +169,7 @@ both_modes! {
         let gates = Gates::new();
         let mut run = drive!(
             mode,
-            weighted(&gates, &[1, 2, 0]).bounded(2, 0).max_running_weight(2).shed(Shed::Newest)
+            gates.weighted_source(&[1, 2, 0]).bounded(2, 0).max_running_weight(2).shed(Shed::Newest)
         );
         let (done, rejected) = weighted_ids(run.take_woken());
         assert_eq!((done, rejected), (vec![], vec![2]), "item 2 (weight 0) would fit, but item 1 is first");
@@ -214,7 +203,7 @@ both_modes! {
         let weights = &[0, 1, 1, 1, 1, 4, 4, 4, 4];
         let mut run = drive!(
             mode,
-            weighted(&gates, weights).bounded(1, 8).max_waiting_weight(4).shed(Shed::Oldest)
+            gates.weighted_source(weights).bounded(1, 8).max_waiting_weight(4).shed(Shed::Oldest)
         );
         // Items 1 to 4 wait (weight 4). Item 5 takes item 1's place (1 + 1 +
         // 1 + 4 = 7); item 6 needs items 2, 3, 4 and 5 gone (4 < 4 only at
@@ -233,7 +222,7 @@ both_modes! {
     /// back for a light one) is filled again at once.
     fn oldest_refills_what_a_swap_freed(mode) {
         let gates = Gates::new();
-        let (source, pulled) = counted(weighted(&gates, &[0, 1, 0, 0, 0]));
+        let (source, pulled) = counted(gates.weighted_source(&[0, 1, 0, 0, 0]));
         let mut run = drive!(mode, source.bounded(1, 2).max_waiting_weight(1).shed(Shed::Oldest));
         // Item 1 fills the weight; item 2 takes its place (weight 0), which
         // leaves room: item 3 waits beside it; item 4 takes item 2's place.

@@ -6,19 +6,8 @@
 //! over by less than one item. Keys and weights compose in either nesting.
 
 use bounded_buffered::{BoundedStreamExt, Keyed, Weighted};
-use futures::{Stream, StreamExt};
-use support::{Gate, Gates, both_modes, counted, drive};
-
-/// Gates `0..weights.len()`, item `id` weighing `weights[id]`.
-fn weighted(
-    gates: &Gates,
-    weights: &'static [u64],
-) -> impl Stream<Item = Weighted<Gate>> + Send + Unpin + use<> {
-    gates
-        .source(weights.len())
-        .enumerate()
-        .map(|(id, gate)| Weighted::new(weights[id], gate))
-}
+use futures::StreamExt;
+use support::{Gates, both_modes, counted, drive};
 
 /// The items running now: polled, and their gates still closed.
 fn running(gates: &Gates) -> Vec<usize> {
@@ -30,7 +19,7 @@ both_modes! {
     /// first served: a light item does not pass a heavy one that does not fit.
     fn the_running_weight_stays_within_its_budget_first_come_first_served(mode) {
         let gates = Gates::new();
-        let mut run = drive!(mode, weighted(&gates, &[3, 3, 3, 1]).bounded(4, 4).max_running_weight(6));
+        let mut run = drive!(mode, gates.weighted_source(&[3, 3, 3, 1]).bounded(4, 4).max_running_weight(6));
         assert!(run.take_ready().is_empty());
         assert_eq!(running(&gates), [0, 1], "3 + 3 = 6; item 2 does not fit, item 3 waits behind it");
         let stats = run.stats();
@@ -52,7 +41,7 @@ both_modes! {
     /// it runs alone, never deadlocks, and nothing starts beside it.
     fn an_oversized_item_runs_alone(mode) {
         let gates = Gates::new();
-        let mut run = drive!(mode, weighted(&gates, &[1, 10, 1]).bounded(4, 4).max_running_weight(4));
+        let mut run = drive!(mode, gates.weighted_source(&[1, 10, 1]).bounded(4, 4).max_running_weight(4));
         assert!(run.take_ready().is_empty());
         assert_eq!(running(&gates), [0], "item 1 (counted as 4) waits for item 0");
         gates.open(0);
@@ -73,7 +62,7 @@ both_modes! {
         // One worker busy with item 0; 2 + 2 = 4 < 5, so a third item is
         // pulled (6), and nothing more.
         let gates = Gates::new();
-        let (source, pulled) = counted(weighted(&gates, &[2, 2, 2, 2, 2, 2]));
+        let (source, pulled) = counted(gates.weighted_source(&[2, 2, 2, 2, 2, 2]));
         let mut run = drive!(mode, source.bounded(1, 10).max_waiting_weight(5));
         assert!(run.take_ready().is_empty());
         assert_eq!(pulled.pulled(), 1 + 3);
@@ -87,7 +76,7 @@ both_modes! {
 
         // An item heavier than the budget waits alone.
         let gates = Gates::new();
-        let (source, pulled) = counted(weighted(&gates, &[1, 100, 1]));
+        let (source, pulled) = counted(gates.weighted_source(&[1, 100, 1]));
         let mut run = drive!(mode, source.bounded(1, 10).max_waiting_weight(10));
         assert!(run.take_ready().is_empty());
         assert_eq!(pulled.pulled(), 2, "item 1 counts as 10: nothing more is pulled");
@@ -98,7 +87,7 @@ both_modes! {
     /// limits move.
     fn weights_and_counts_bound_together_as_the_limits_move(mode) {
         let gates = Gates::new();
-        let (source, pulled) = counted(weighted(&gates, &[1; 12]));
+        let (source, pulled) = counted(gates.weighted_source(&[1; 12]));
         let mut run = drive!(
             mode,
             source.bounded(2, 2).max_running_weight(3).max_waiting_weight(8)
@@ -152,7 +141,7 @@ both_modes! {
         // running) are pulled like any other, and the waiting sum goes past
         // `u64::MAX`.
         let gates = Gates::new();
-        let (source, pulled) = counted(weighted(&gates, &[0, u64::MAX, 0, u64::MAX]));
+        let (source, pulled) = counted(gates.weighted_source(&[0, u64::MAX, 0, u64::MAX]));
         let mut run = drive!(mode, source.bounded(1, 3).max_running_weight(1));
         assert!(run.take_ready().is_empty());
         assert_eq!(pulled.pulled(), 4, "the waiting count binds, not a weight");
@@ -164,7 +153,7 @@ both_modes! {
 
         // Only the waiting budget set: nothing limits the running weight.
         let gates = Gates::new();
-        let mut run = drive!(mode, weighted(&gates, &[u64::MAX, 1]).bounded(2, 0).max_waiting_weight(1));
+        let mut run = drive!(mode, gates.weighted_source(&[u64::MAX, 1]).bounded(2, 0).max_waiting_weight(1));
         assert!(run.take_ready().is_empty());
         assert_eq!(running(&gates), [0, 1]);
         assert_eq!(run.stats().running_weight, u64::MAX, "saturated");
@@ -178,11 +167,17 @@ both_modes! {
 fn a_zero_weight_budget_panics() {
     let gates = Gates::new();
     assert!(
-        std::panic::catch_unwind(|| weighted(&gates, &[1]).bounded(1, 0).max_running_weight(0))
-            .is_err()
+        std::panic::catch_unwind(|| gates
+            .weighted_source(&[1])
+            .bounded(1, 0)
+            .max_running_weight(0))
+        .is_err()
     );
     assert!(
-        std::panic::catch_unwind(|| weighted(&gates, &[1]).bounded(1, 0).max_waiting_weight(0))
-            .is_err()
+        std::panic::catch_unwind(|| gates
+            .weighted_source(&[1])
+            .bounded(1, 0)
+            .max_waiting_weight(0))
+        .is_err()
     );
 }

@@ -13,7 +13,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
-use futures::Stream;
+use bounded_buffered::Weighted;
+use futures::{Stream, StreamExt};
 
 use super::fail_fast::Log;
 use super::panic::{INJECTED, caught};
@@ -221,6 +222,19 @@ impl Gates {
     /// A source of gates `0..count` whose outputs count their drops.
     pub fn tracked_source(&self, count: usize) -> GateSource<Output> {
         self.source_of(count)
+    }
+
+    /// A source of gates `0..weights.len()`, gate `id` weighing
+    /// `weights[id]` (for the weight budgets).
+    pub fn weighted_source(
+        &self,
+        weights: &'static [u64],
+    ) -> impl Stream<Item = Weighted<Gate>> + Send + Unpin + use<> {
+        let mut id = 0;
+        self.source(weights.len()).map(move |gate| {
+            id += 1;
+            Weighted::new(weights[id - 1], gate)
+        })
     }
 
     pub(super) fn source_of<O>(&self, count: usize) -> GateSource<O> {
