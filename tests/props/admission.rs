@@ -34,7 +34,9 @@
 //! Weights are drawn as 0, 1, a small one, exactly a budget, one above it,
 //! or `u64::MAX`, against budgets of 1 to 6 (or `u64::MAX`).
 //!
-//! 48 cases per mode by default; `PROPTEST_CASES=N` runs N.
+//! 256 cases per mode and family by default; `PROPTEST_CASES=N` runs N. The
+//! cases found so far (and the known ones) are kept below as fixed cases,
+//! checked by the same rules in every run.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -42,7 +44,7 @@ use std::task::{Context, Poll};
 use bounded_buffered::{BoundedStreamExt, Keyed, Rejected, Shed, Stats, Weighted};
 use futures::{Stream, StreamExt};
 use proptest::prelude::*;
-use support::{Driven, Gate, Gates, Mode, Rng, drive, prop_both_modes};
+use support::{Driven, Gate, Gates, Mode, Rng, both_modes, drive, prop_both_modes};
 
 /// A gate that knows its id without being polled, so a rejected item is
 /// recognised from its untouched future.
@@ -347,9 +349,9 @@ impl<'c> Model<'c> {
         }
     }
 
-    /// The rules, after one step; `at_rest`: the step was a poll that found
-    /// nothing, and nothing woke the consumer since.
-    fn check(&mut self, stats: &Stats, at_rest: bool) {
+    /// The rules, after one step; `polled`: the step was a poll that yielded,
+    /// or found nothing (then `at_rest` if nothing woke the consumer since).
+    fn check(&mut self, stats: &Stats, polled: bool, at_rest: bool) {
         let config = self.config;
         let context = format!(
             "step {} {config:?}\n{stats:?}\nyielded {:?}",
@@ -511,6 +513,26 @@ impl<'c> Model<'c> {
             }
         }
 
+        // Unordered, a poll leaves the waiting places topped up (point 6,
+        // and 27 to 29: every item is pulled into a waiting place): unless
+        // they or the waiting weight are full, or the rejections held use up
+        // their own allowance, the source is pulled to its end. A rejection
+        // this poll handed out still counted when the stream last decided.
+        let pulled_all = pulled == config.items.len();
+        let took_rejection = polled
+            && matches!(self.yielded.last(), Some(&Err(id)) if self.rejected_at[id] == Some(self.step));
+        let held_rejections_then = held_rejections + usize::from(took_rejection);
+        if (polled || at_rest) && config.window.is_none() && self.workers > 0 && !pulled_all {
+            let weight_full = config
+                .waiting_weight
+                .is_some_and(|max| stats.waiting_weight >= max);
+            assert!(
+                stats.waiting >= places(self.waiting)
+                    || weight_full
+                    || held_rejections_then >= places(self.waiting),
+                "a poll left a waiting place free, the source unpulled: {context}"
+            );
+        }
         if at_rest && held_rejections == 0 {
             self.check_at_rest(&running, running_weight, &waiting, stats, &context);
         }
@@ -679,7 +701,7 @@ fn check<T>(
         let poll = run.poll();
         let at_rest = poll.is_pending() && run.wakes() == wakes;
         let poll = poll.map(|next| next.map(|outcome| model.record(read(outcome))));
-        model.check(&run.stats(), at_rest);
+        model.check(&run.stats(), poll.is_ready(), at_rest);
         poll
     };
     for _ in 0..steps {
@@ -690,7 +712,7 @@ fn check<T>(
                     gates.open(closed[rng.below(closed.len())]);
                 }
                 run.settle();
-                model.check(&run.stats(), false);
+                model.check(&run.stats(), false, false);
             }
             5..=8 => {
                 if let Poll::Ready(None) = poll(&mut run, &mut model) {
@@ -705,7 +727,7 @@ fn check<T>(
                     }
                     model.change(change);
                     run.settle();
-                    model.check(&run.stats(), false);
+                    model.check(&run.stats(), false, false);
                 }
             }
         }
@@ -791,21 +813,21 @@ fn shedding() -> impl Strategy<Value = Config> {
 prop_both_modes! {
     /// Point 27: the per-key cap, skip-ahead pickup and per-key order.
     fn per_key_keeps_its_cap_order_and_every_item(mode, config in config(KEYS))
-        cases(48, 48)
+        cases(256, 256)
     {
         run(mode, &config);
     }
 
     /// Point 28: both weight budgets, oversized and zero weights.
     fn weight_budgets_hold_first_come_first_served(mode, config in config(WEIGHTS))
-        cases(48, 48)
+        cases(256, 256)
     {
         run(mode, &config);
     }
 
     /// Points 27 and 28 together.
     fn keys_and_weights_hold_together(mode, config in config(KEYS_AND_WEIGHTS))
-        cases(48, 48)
+        cases(256, 256)
     {
         run(mode, &config);
     }
@@ -813,8 +835,112 @@ prop_both_modes! {
     /// Point 29, with keys and weights: shedding stays within the waiting
     /// budgets and hands back the right item, and nothing is lost.
     fn shedding_hands_back_the_right_item_within_the_budgets(mode, config in shedding())
-        cases(48, 48)
+        cases(256, 256)
     {
         run(mode, &config);
+    }
+}
+
+/// One key's items with these weights, for the cases below.
+struct Known {
+    workers: usize,
+    waiting: usize,
+    window: Option<usize>,
+    per_key: Option<usize>,
+    running_weight: Option<u64>,
+    waiting_weight: Option<u64>,
+    shed: Option<Shed>,
+    weights: &'static [u64],
+}
+
+impl Known {
+    /// Runs the case through the same stepper and rules as the properties,
+    /// under a few schedules.
+    fn check(self, mode: Mode) {
+        for seed in 0..4 {
+            let config = Config {
+                workers: self.workers,
+                waiting: self.waiting,
+                window: self.window,
+                per_key: self.per_key,
+                running_weight: self.running_weight,
+                waiting_weight: self.waiting_weight,
+                shed: self.shed,
+                items: self.weights.iter().map(|&weight| (0, weight)).collect(),
+                changes: Vec::new(),
+                seed,
+            };
+            run(mode, &config);
+        }
+    }
+}
+
+const PLAIN: Known = Known {
+    workers: 1,
+    waiting: 0,
+    window: None,
+    per_key: None,
+    running_weight: None,
+    waiting_weight: None,
+    shed: None,
+    weights: &[],
+};
+
+// Cases the properties found, or that were found by hand, kept so that each
+// is checked in every run whatever the random draws: the same rules as above.
+both_modes! {
+    /// Points 28 and 29: shedding does not let a light item start past a
+    /// heavier one waiting at the head (first come, first served).
+    fn a_shedding_stream_starts_no_item_past_an_older_waiting_one(mode) {
+        let weights = &[1, 2, 0];
+        Known { workers: 2, running_weight: Some(2), shed: Some(Shed::Newest), weights, ..PLAIN }.check(mode);
+        Known { workers: 2, running_weight: Some(2), shed: Some(Shed::Oldest), weights, ..PLAIN }.check(mode);
+    }
+
+    /// Points 5 and 29: a rejection held in the window does not keep the
+    /// item before it from starting: the stream finishes.
+    fn an_ordered_shedding_stream_finishes(mode) {
+        Known { waiting: 1, window: Some(1), shed: Some(Shed::Newest), weights: &[0, 0, 0], ..PLAIN }.check(mode);
+    }
+
+    /// Points 28 and 29: an `Oldest` swap keeps the waiting weight below the
+    /// budget plus one item.
+    fn an_oldest_swap_keeps_the_waiting_weight_budget(mode) {
+        let weights = &[0, 1, 1, 1, 2, 5, 5, 5, 5];
+        Known { waiting: 4, waiting_weight: Some(5), shed: Some(Shed::Oldest), weights, ..PLAIN }.check(mode);
+    }
+
+    /// Points 27 to 29: after an `Oldest` swap frees waiting weight.
+    fn an_oldest_swap_that_frees_weight_keeps_the_rules(mode) {
+        let weights = &[0, 1, 0, 0, 0];
+        Known { waiting: 2, waiting_weight: Some(1), shed: Some(Shed::Oldest), weights, ..PLAIN }.check(mode);
+        let weights = &[0, 3, 3, 3, 0, 0];
+        Known {
+            workers: 4,
+            waiting: 2,
+            per_key: Some(1),
+            waiting_weight: Some(3),
+            shed: Some(Shed::Oldest),
+            weights,
+            ..PLAIN
+        }
+        .check(mode);
+    }
+
+    /// Point 28: a budget not set is no budget: `u64::MAX` weights neither
+    /// overflow nor stop the pulling, beside the other budget.
+    fn u64_max_weights_beside_an_unset_budget(mode) {
+        const MAX: u64 = u64::MAX;
+        Known { waiting: 2, running_weight: Some(1), weights: &[0, 1, MAX], ..PLAIN }.check(mode);
+        Known { waiting: 2, running_weight: Some(1), weights: &[0, MAX, 0], ..PLAIN }.check(mode);
+        Known { workers: 2, waiting_weight: Some(1), weights: &[MAX, 1], ..PLAIN }.check(mode);
+    }
+
+    /// Point 28: a budget of `u64::MAX`, with weights that sum past it.
+    fn a_u64_max_budget_with_weights_that_sum_past_it(mode) {
+        const MAX: u64 = u64::MAX;
+        Known { workers: 2, per_key: Some(1), running_weight: Some(MAX), weights: &[1, MAX], ..PLAIN }.check(mode);
+        Known { workers: 2, running_weight: Some(MAX), weights: &[1, MAX], ..PLAIN }.check(mode);
+        Known { waiting: 2, waiting_weight: Some(MAX), weights: &[0, 1, MAX], ..PLAIN }.check(mode);
     }
 }
