@@ -34,7 +34,7 @@
 //! Weights are drawn as 0, 1, a small one, exactly a budget, one above it,
 //! or `u64::MAX`, against budgets of 1 to 6 (or `u64::MAX`).
 //!
-//! 256 cases per mode and family by default; `PROPTEST_CASES=N` runs N. The
+//! 512 cases per mode and family by default; `PROPTEST_CASES=N` runs N. The
 //! cases found so far (and the known ones) are kept below as fixed cases,
 //! checked by the same rules in every run.
 
@@ -813,21 +813,21 @@ fn shedding() -> impl Strategy<Value = Config> {
 prop_both_modes! {
     /// Point 27: the per-key cap, skip-ahead pickup and per-key order.
     fn per_key_keeps_its_cap_order_and_every_item(mode, config in config(KEYS))
-        cases(256, 256)
+        cases(512, 512)
     {
         run(mode, &config);
     }
 
     /// Point 28: both weight budgets, oversized and zero weights.
     fn weight_budgets_hold_first_come_first_served(mode, config in config(WEIGHTS))
-        cases(256, 256)
+        cases(512, 512)
     {
         run(mode, &config);
     }
 
     /// Points 27 and 28 together.
     fn keys_and_weights_hold_together(mode, config in config(KEYS_AND_WEIGHTS))
-        cases(256, 256)
+        cases(512, 512)
     {
         run(mode, &config);
     }
@@ -835,7 +835,7 @@ prop_both_modes! {
     /// Point 29, with keys and weights: shedding stays within the waiting
     /// budgets and hands back the right item, and nothing is lost.
     fn shedding_hands_back_the_right_item_within_the_budgets(mode, config in shedding())
-        cases(256, 256)
+        cases(512, 512)
     {
         run(mode, &config);
     }
@@ -908,6 +908,25 @@ both_modes! {
     fn an_oldest_swap_keeps_the_waiting_weight_budget(mode) {
         let weights = &[0, 1, 1, 1, 2, 5, 5, 5, 5];
         Known { waiting: 4, waiting_weight: Some(5), shed: Some(Shed::Oldest), weights, ..PLAIN }.check(mode);
+    }
+
+    /// Point 29, exactly: only a full queue sheds. One worker busy, two
+    /// waiting places, a waiting weight of 1: item 1 (weight 1) fills the
+    /// weight, so item 2 takes its place; item 2 weighs 0, so item 3 has a
+    /// free place and no item is shed for it; item 4 finds the places full
+    /// and item 2 goes. Then the two rejections held use up the allowance:
+    /// five items pulled, two waiting, whichever the mode.
+    fn an_oldest_swap_that_frees_weight_sheds_nothing_more(mode) {
+        let gates = Gates::new();
+        let weights = [0u64, 1, 0, 0, 0];
+        let items = gates
+            .source(weights.len())
+            .enumerate()
+            .map(move |(id, gate)| Keyed::new(0u8, Weighted::new(weights[id], Tagged { id, gate })));
+        let mut run = drive!(mode, items.bounded(1, 2).max_waiting_weight(1).shed(Shed::Oldest));
+        let _ = run.poll();
+        let stats = run.stats();
+        assert_eq!((gates.pulled(), stats.waiting, stats.rejected), (5, 2, 2), "{stats:?}");
     }
 
     /// Points 27 to 29: after an `Oldest` swap frees waiting weight.
