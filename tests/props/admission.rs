@@ -309,6 +309,18 @@ impl<'c> Model<'c> {
         }
     }
 
+    /// The waiting places that `waiting` gives: with keys, weights or
+    /// shedding every item is pulled into a waiting place first, so there is
+    /// at least one (points 27 to 29).
+    fn places(&self, waiting: usize) -> usize {
+        let config = self.config;
+        let seated = config.per_key.is_some()
+            || config.running_weight.is_some()
+            || config.waiting_weight.is_some()
+            || config.shed.is_some();
+        if seated { waiting.max(1) } else { waiting }
+    }
+
     fn key(&self, id: usize) -> u8 {
         self.config.items[id].0
     }
@@ -388,7 +400,7 @@ impl<'c> Model<'c> {
                 self.workers
             );
         }
-        let places = |waiting: usize| waiting.max(1);
+        let places = |waiting: usize| self.places(waiting);
         assert!(stats.waiting <= places(self.most_waiting), "{context}");
         if pulled > self.pulled_before {
             assert!(
@@ -586,7 +598,7 @@ impl<'c> Model<'c> {
             let weight_full = config
                 .waiting_weight
                 .is_some_and(|max| stats.waiting_weight >= max);
-            let places_full = waiting.len() >= self.waiting.max(1);
+            let places_full = waiting.len() >= self.places(self.waiting);
             assert!(
                 places_full || weight_full,
                 "at rest with room to pull ({} waiting): {context}",
