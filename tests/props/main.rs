@@ -2,6 +2,7 @@
 //! each property written once and run in both modes by one random stepper
 //! (`support::Run`), with the budgets checked after every step.
 
+mod admission;
 mod verify_drop_panic;
 mod verify_expiry;
 mod verify_fail_fast;

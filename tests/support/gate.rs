@@ -304,6 +304,12 @@ impl Gates {
         self.state().item(id).polls
     }
 
+    /// Whether gate `id`'s future completed: it returned its output, so it
+    /// runs no more (a policy's running counts may forget it).
+    pub fn is_finished(&self, id: usize) -> bool {
+        self.state().item(id).finished
+    }
+
     /// Polls per gate, indexed by id, for gates `0..count`.
     pub fn polls_of(&self, count: usize) -> Vec<usize> {
         (0..count).map(|id| self.polls(id)).collect()
