@@ -18,8 +18,11 @@
 //! `Oldest` makes room by weight too: it hands back as many of the oldest
 //! waiting items as the new one needs (one, unless weights differ), so the
 //! weight waiting stays below its budget plus one item's weight, as without
-//! shedding. If the allowance left cannot cover that many, the new item is
-//! handed back instead. Either way, what was freed is filled again at once.
+//! shedding. Where the budgets were lowered below what waits, it hands back
+//! as many as the new one replaces without the queue growing, by count or
+//! weight (so what waits stays the newest). If the allowance left cannot
+//! cover that many, the new item is handed back instead. Either way, what
+//! was freed is filled again at once.
 //!
 //! Rejections the consumer has not taken yet count against an allowance of
 //! their own, as many as waiting places (at least one): while it is used up,
@@ -243,16 +246,19 @@ fn allowance(waiting: usize) -> usize {
 
 /// How many of the oldest waiting items to hand back to make room for an
 /// item pulled past the full queue, which may not start: with `Oldest`, the
-/// fewest after which the rules have room for it, if the rejections left
-/// cover them (`room_without(n, gone)`: whether there is room once the `n`
-/// oldest, counting `gone` in waiting weight, are gone); 0 (with `Newest`, or
-/// when they do not): hand back the new item itself.
+/// fewest after which the rules have room for it (`room_without(n, gone)`:
+/// whether there is room once the `n` oldest, counting `gone` in waiting
+/// weight, are gone), or, with budgets lowered below what waits, whose place
+/// it takes without the queue growing by count or weight (`replaces(gone)`);
+/// if the rejections left cover them. 0 (with `Newest`, or when they do not):
+/// hand back the new item itself.
 pub(crate) fn oldest_to_shed(
     shed: Shed,
     waiting_weights: impl Iterator<Item = u64>,
     rejected_held: usize,
     waiting: usize,
     mut room_without: impl FnMut(usize, u128) -> bool,
+    replaces: impl Fn(u128) -> bool,
 ) -> usize {
     if shed == Shed::Newest {
         return 0;
@@ -261,7 +267,7 @@ pub(crate) fn oldest_to_shed(
     let mut gone = 0;
     for (n, weight) in (1..=left).zip(waiting_weights) {
         gone += u128::from(weight);
-        if room_without(n, gone) {
+        if room_without(n, gone) || replaces(gone) {
             return n;
         }
     }

@@ -59,6 +59,12 @@ pub(crate) trait Admits<F>: Send + Sync + Unpin + 'static {
     /// [`crate::shed`] asks before it makes room.
     fn may_queue_without(&self, gone: u128) -> bool;
 
+    /// Whether `item` may take the place of waiting items counting `gone` in
+    /// all without the weight waiting growing past what its budget allows:
+    /// no budget, or no growth ([`crate::shed`], with budgets lowered below
+    /// what waits).
+    fn may_replace(&self, gone: u128, item: &F) -> bool;
+
     /// `item` entered the waiting queue.
     fn queued(&mut self, item: &F);
 
@@ -113,6 +119,11 @@ impl<F, Q: KeyRule<F>, W: WeightRule<F>> Admits<F> for Admission<Q, W> {
     #[inline(always)]
     fn may_queue_without(&self, gone: u128) -> bool {
         self.weights.may_queue_without(gone)
+    }
+
+    #[inline(always)]
+    fn may_replace(&self, gone: u128, item: &F) -> bool {
+        self.weights.may_replace(gone, item)
     }
 
     #[inline(always)]

@@ -19,9 +19,9 @@
 //!   stays below `budget + the last item's weight` (at most twice the budget).
 //!   A shedding stream keeps to the same bound (see [`crate::shed`]).
 //!
-//! A budget not set is no budget: nothing is checked against it, and the sums
-//! are kept wide enough that no weight, `u64::MAX` included, can overflow them
-//! (a budget of `u64::MAX` is the same as none).
+//! A budget not set is no budget, and the sums are kept wide enough that no
+//! weight, `u64::MAX` included, can overflow them; a budget of `u64::MAX` is
+//! a budget like any other.
 
 use std::fmt;
 use std::pin::Pin;
@@ -170,6 +170,12 @@ pub trait WeightRule<F>: sealed::Sealed + Send + Sync + Unpin + 'static {
     #[doc(hidden)]
     fn may_queue_without(&self, gone: u128) -> bool;
 
+    /// Whether `item` may take the place of waiting items counting `gone`
+    /// without the weight waiting growing past what the budget allows: no
+    /// budget, or no growth.
+    #[doc(hidden)]
+    fn may_replace(&self, gone: u128, item: &F) -> bool;
+
     /// `item` entered the waiting queue.
     #[doc(hidden)]
     fn queued(&mut self, item: &F);
@@ -232,6 +238,11 @@ impl<F> WeightRule<F> for Unweighted {
     }
 
     #[inline(always)]
+    fn may_replace(&self, _: u128, _: &F) -> bool {
+        true
+    }
+
+    #[inline(always)]
     fn queued(&mut self, _: &F) {}
 
     #[inline(always)]
@@ -260,19 +271,20 @@ impl<F> WeightRule<F> for Unweighted {
 /// budget not set is unlimited.
 #[derive(Clone, Copy, Debug)]
 pub struct Weights {
-    /// `u64::MAX`: not set (see [`NONE`]).
-    max_running: u64,
-    max_waiting: u64,
-    // Sums of `u64` weights, in `u128` so that none can overflow (each item
-    // counts at most `u64::MAX`, and there are far fewer than `2^64` items).
+    // The budgets and the sums of `u64` weights, in `u128`: no sum can
+    // overflow (each item counts at most `u64::MAX`, and there are far fewer
+    // than `2^64` of them), and a budget not set, [`NONE`], is one no sum can
+    // reach, so the rules need no case of their own for it.
+    max_running: u128,
+    max_waiting: u128,
     running: u128,
     waiting: u128,
     peak_running: u128,
     peak_waiting: u128,
 }
 
-/// A budget not set: nothing is checked against it.
-const NONE: u64 = u64::MAX;
+/// A budget not set: above any sum of weights.
+const NONE: u128 = u128::MAX;
 
 impl Default for Weights {
     fn default() -> Self {
@@ -296,7 +308,7 @@ impl Weights {
             "`max_running_weight` needs a budget of at least 1: with 0 no item could ever start"
         );
         Self {
-            max_running: max,
+            max_running: u128::from(max),
             ..self
         }
     }
@@ -309,9 +321,17 @@ impl Weights {
             "`max_waiting_weight` needs a budget of at least 1: with 0 nothing could ever be pulled"
         );
         Self {
-            max_waiting: max,
+            max_waiting: u128::from(max),
             ..self
         }
+    }
+}
+
+impl Weights {
+    /// What `item` counts for running: its weight, at most the budget.
+    #[inline]
+    fn running_weight<F: WeightOf>(&self, item: &F) -> u128 {
+        self.max_running.min(u128::from(item.weight_of()))
     }
 }
 
@@ -326,25 +346,27 @@ impl<F: WeightOf> WeightRule<F> for Weights {
     /// nothing running (an item heavier than the budget then runs alone).
     #[inline]
     fn may_start(&self, item: &F) -> bool {
-        let weight = item.weight_of().min(self.max_running);
-        self.max_running == NONE
-            || self.running == 0
-            || self.running + u128::from(weight) <= u128::from(self.max_running)
+        self.running == 0 || self.running + self.running_weight(item) <= self.max_running
     }
 
     /// The rule: the weight waiting below its budget.
     #[inline]
     fn may_queue(&self) -> bool {
-        self.max_waiting == NONE || self.waiting < u128::from(self.max_waiting)
+        self.waiting < self.max_waiting
     }
 
     #[inline]
     fn waiting_weight(&self, item: &F) -> u64 {
-        item.weight_of().min(self.max_waiting)
+        // At most the item's own weight: it fits.
+        self.max_waiting.min(u128::from(item.weight_of())) as u64
     }
 
     fn may_queue_without(&self, gone: u128) -> bool {
-        self.max_waiting == NONE || self.waiting - gone < u128::from(self.max_waiting)
+        self.waiting - gone < self.max_waiting
+    }
+
+    fn may_replace(&self, gone: u128, item: &F) -> bool {
+        self.max_waiting == NONE || gone >= u128::from(WeightRule::<F>::waiting_weight(self, item))
     }
 
     fn queued(&mut self, item: &F) {
@@ -357,10 +379,11 @@ impl<F: WeightOf> WeightRule<F> for Weights {
     }
 
     fn started(&mut self, item: &F) -> u64 {
-        let weight = item.weight_of().min(self.max_running);
-        self.running += u128::from(weight);
+        let weight = self.running_weight(item);
+        self.running += weight;
         self.peak_running = self.peak_running.max(self.running);
-        weight
+        // At most the item's own weight: it fits.
+        weight as u64
     }
 
     fn finished(&mut self, weight: u64) {

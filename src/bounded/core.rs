@@ -817,6 +817,10 @@ where
             self.held_rejected,
             self.budgets.waiting,
             |gone, gone_weight| self.may_queue_admitted_without(gone, gone_weight),
+            |gone_weight| {
+                self.admission
+                    .may_replace(gone_weight, P::source_ref(&future))
+            },
         );
         if oldest == 0 {
             return self.reject(future, seat);

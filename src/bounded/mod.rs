@@ -554,8 +554,8 @@ macro_rules! shared_methods {
             /// pulled into a waiting place first (at least one).
             /// [`Stats::running_weight`] and its peak show the budget in use
             /// (saturating at `u64::MAX`). Without it (only a waiting budget
-            /// set), nothing bounds the running weight; `u64::MAX` is the same
-            /// as none, and no weight can overflow the sums.
+            /// set), nothing bounds the running weight. No weight, `u64::MAX`
+            /// included, can overflow the sums.
             ///
             /// # Panics
             ///
@@ -605,7 +605,7 @@ macro_rules! shared_methods {
             /// `max` counts as `max`, and waits alone. [`Stats::waiting_weight`]
             /// and its peak show the budget in use (saturating at `u64::MAX`).
             /// Without it (only a running budget set), nothing bounds the
-            /// weight waiting; `u64::MAX` is the same as none.
+            /// weight waiting.
             ///
             /// # Panics
             ///
@@ -984,6 +984,8 @@ unstarted_methods! {
     ///   as the new one needs room for, so the weight waiting keeps the bound
     ///   of [`max_waiting_weight`](Self::max_waiting_weight); if the allowance
     ///   left (below) cannot cover them, the new item is handed back instead.
+    ///   Below budgets lowered under what waits, it swaps one for one (the
+    ///   queue does not grow), so what waits stays the newest.
     ///   Whatever a swap frees (a heavy item out, a light one in) is filled
     ///   again before the call returns.
     /// - Rejections the consumer has not taken count against an allowance of
@@ -1252,6 +1254,8 @@ unstarted_methods! {
     ///   as the new one needs room for, so the weight waiting keeps the bound
     ///   of [`max_waiting_weight`](Self::max_waiting_weight); if the allowance
     ///   left (below) cannot cover them, the new item is handed back instead.
+    ///   Below budgets lowered under what waits, it swaps one for one (the
+    ///   queue does not grow), so what waits stays the newest.
     ///   Whatever a swap frees (a heavy item out, a light one in) is filled
     ///   again before the call returns.
     /// - Rejections the consumer has not taken count against an allowance of

@@ -861,6 +861,7 @@ impl<R: Run> State<R> {
             self.held_rejected,
             self.budgets.waiting,
             |gone, gone_weight| self.may_queue_admitted_without(gone, gone_weight),
+            |gone_weight| self.admission.may_replace(gone_weight, R::unit(&future)),
         );
         if oldest == 0 {
             return self.reject(future, seat, deferred);

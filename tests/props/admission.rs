@@ -507,9 +507,10 @@ impl<'c> Model<'c> {
             );
             if held_rejections == 0 {
                 let weight: u128 = waiting.iter().map(|&id| capped_waiting(id)).sum();
+                // `Stats` saturates at `u64::MAX` (point 28).
                 assert_eq!(
                     u128::from(stats.waiting_weight),
-                    weight,
+                    weight.min(u128::from(u64::MAX)),
                     "waiting {waiting:?}: {context}"
                 );
                 // Pulled only below the budget; an `Oldest` swap, which
@@ -680,6 +681,12 @@ impl<'c> Model<'c> {
                     let Some(rejected_at) = self.rejected_at[rejected] else {
                         continue;
                     };
+                    // With weights, an item the rejections left cannot make
+                    // room for (it needs several oldest ones gone) is handed
+                    // back at its pull instead (point 29): never waiting.
+                    if config.waiting_weight.is_some() && !self.seen_waiting[rejected] {
+                        continue;
+                    }
                     for older in 0..rejected {
                         let gone = self.rejected_at[older].is_some()
                             || self.started_at[older]

@@ -268,6 +268,23 @@ both_modes! {
         let stats = run.stats();
         assert_eq!((stats.waiting, stats.waiting_weight, stats.rejected), (2, 0, 3));
     }
+
+    /// Points 25 and 29: with `waiting` lowered below what waits, `Oldest`
+    /// still swaps one for one (the queue does not grow), so what waits stays
+    /// the newest.
+    fn oldest_swaps_one_for_one_below_a_lowered_waiting_budget(mode) {
+        let gates = Gates::new();
+        let mut run = drive!(mode, gates.source(8).bounded(1, 2).shed(Shed::Oldest));
+        let mut outcomes = vec![first(&mut run)];
+        run.limits().set_waiting(0);
+        outcomes.extend(run.take_woken());
+        gates.open_all();
+        outcomes.extend(run.take_to_end());
+        let mut outcomes = seen_all(outcomes);
+        outcomes.sort();
+        let rejected = (1..6).map(Err);
+        assert_eq!(outcomes, [Ok(0), Ok(6), Ok(7)].into_iter().chain(rejected).collect::<Vec<_>>());
+    }
 }
 
 /// What a `Driven` lacks for a test that opens gates as it goes.
