@@ -38,36 +38,20 @@
 //! cases found so far (and the known ones) are kept below as fixed cases,
 //! checked by the same rules in every run.
 
-use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::Poll;
 
 use bounded_buffered::{BoundedStreamExt, Keyed, Rejected, Shed, Stats, Weighted};
 use futures::{Stream, StreamExt};
 use proptest::prelude::*;
 use support::{Driven, Gate, Gates, Mode, Rng, both_modes, drive, prop_both_modes};
 
-/// A gate that knows its id without being polled, so a rejected item is
-/// recognised from its untouched future.
-struct Tagged {
-    id: usize,
-    gate: Gate,
-}
-
-impl Future for Tagged {
-    type Output = usize;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
-        Pin::new(&mut self.gate).poll(cx)
-    }
-}
-
 /// Every stream's item: a key and a weight around a gate (the policies not
 /// set ignore them).
-type Item = Keyed<u8, Weighted<Tagged>>;
+type Item = Keyed<u8, Weighted<Gate>>;
 
 /// A rejected item's id; drops its future.
 fn rejected_id(rejected: Rejected<Item>) -> usize {
-    rejected.into_inner().into_inner().into_inner().id
+    rejected.into_inner().into_inner().into_inner().id()
 }
 
 /// A weight, drawn against the budgets it is meant to test.
@@ -218,7 +202,7 @@ fn source(gates: &Gates, config: &Config) -> impl Stream<Item = Item> + Send + U
         .enumerate()
         .map(move |(id, gate)| {
             let (key, weight) = items[id];
-            Keyed::new(key, Weighted::new(weight, Tagged { id, gate }))
+            Keyed::new(key, Weighted::new(weight, gate))
         })
 }
 
@@ -941,7 +925,7 @@ both_modes! {
         let items = gates
             .source(weights.len())
             .enumerate()
-            .map(move |(id, gate)| Keyed::new(0u8, Weighted::new(weights[id], Tagged { id, gate })));
+            .map(move |(id, gate)| Keyed::new(0u8, Weighted::new(weights[id], gate)));
         let mut run = drive!(mode, items.bounded(1, 2).max_waiting_weight(1).shed(Shed::Oldest));
         let _ = run.poll();
         let stats = run.stats();
