@@ -649,6 +649,7 @@ mod held;
 mod index_queue;
 mod items;
 mod limits;
+mod observe;
 mod shed;
 mod slots;
 mod spawn;

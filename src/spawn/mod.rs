@@ -397,6 +397,7 @@ where
         adaptive,
         admission,
         shed,
+        metrics,
     } = parts;
     let shared = Arc::new(Shared::<Spec<S, P, K, N, A>>::new(Start {
         source,
@@ -406,6 +407,7 @@ where
         limits: limits.clone(),
         admission,
         shed,
+        metrics,
     }));
     if closed {
         shared.close();

@@ -13,6 +13,7 @@ use super::state::{Deferred, Failure, Handout, Leftovers, Start, State, Untaken}
 use super::worker::Worker;
 use crate::budget::Budgets;
 use crate::limits::{self, Retarget, Signal};
+use crate::observe::Span;
 use crate::stats::Stats;
 use crate::sync::{self, Arc, AtomicBool, Mutex, MutexGuard, Ordering, Weak};
 use crate::timings::Timings;
@@ -25,6 +26,9 @@ pub(super) struct Shared<R: Run> {
     /// Installed by the first poll. Spawning happens under this lock, never
     /// under the state's.
     spawner: Mutex<Option<Box<dyn Spawner>>>,
+    /// The span current at `spawn_on`, entered by the tasks while they poll
+    /// (feature `tracing`; nothing without it).
+    span: Span,
 }
 
 impl<R: Run> Shared<R> {
@@ -33,7 +37,13 @@ impl<R: Run> Shared<R> {
             state: Mutex::new(State::new(start)),
             cancelled: AtomicBool::new(false),
             spawner: Mutex::new(None),
+            span: Span::current(),
         }
+    }
+
+    /// The span current at `spawn_on` (see [`crate::observe`]).
+    pub(super) fn span(&self) -> &Span {
+        &self.span
     }
 
     pub(super) fn lock(&self) -> MutexGuard<'_, State<R>> {
@@ -61,7 +71,9 @@ impl<R: Run> Shared<R> {
         let (result, deferred) = {
             let mut state = this.lock();
             state.begin_section();
-            section(&mut state)
+            let done = section(&mut state);
+            state.publish();
+            done
         };
         let handed_off = deferred.searcher.is_some() || deferred.spawn;
         // A cancellation's leftovers dropped here have nobody to re-raise a
@@ -167,7 +179,9 @@ impl<R: Run> Shared<R> {
         let deferred = {
             let mut state = this.lock();
             state.begin_section();
-            state.stop()
+            let deferred = state.stop();
+            state.publish();
+            deferred
         };
         Self::after(this, deferred)
     }
