@@ -359,11 +359,16 @@ impl Samples {
         self.0.get_or_insert_with(Default::default);
     }
 
-    #[inline]
+    /// One check on a timed stream without an exporter; the rest out of line.
+    #[inline(always)]
     pub(crate) fn record(&mut self, kind: Kind, nanos: u64) {
-        let Some(kinds) = &mut self.0 else {
-            return;
-        };
+        if let Some(kinds) = &mut self.0 {
+            Self::keep(kinds, kind, nanos);
+        }
+    }
+
+    #[inline(never)]
+    fn keep(kinds: &mut [Vec<(u64, usize)>; 3], kind: Kind, nanos: u64) {
         let runs = &mut kinds[kind as usize];
         match runs.last_mut() {
             Some((last, count)) if *last == nanos => *count += 1,
