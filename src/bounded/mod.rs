@@ -687,7 +687,7 @@ macro_rules! shared_methods {
             ///   other (in `bounded_completed_total`); count those where you handle
             ///   the outputs. A panic propagates to the consumer, uncounted.
             /// - **Cost**: without `.metrics` a stream pays one check per
-            ///   `poll_next`, within 1 % of a plain stream's instructions; with it,
+            ///   `poll_next`, within 2 % of a plain stream's instructions; with it,
             ///   a handful of facade calls per poll (the README's section
             ///   *Exporting metrics* has the measured figures). Spawned, the
             ///   facade is called under the

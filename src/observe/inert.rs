@@ -1,6 +1,7 @@
-//! The hooks with their feature off: types of size zero and functions that do
-//! nothing, each `#[inline(always)]`, so a stream built without the feature
-//! compiles to what it was before the feature existed.
+//! The hooks with their feature off: types of size zero (each holding a `()`,
+//! so that they are built with `default()` as the real ones are) and
+//! functions that do nothing, each `#[inline(always)]`, so a stream built
+//! without the feature compiles to what it was before the feature existed.
 
 #[cfg(not(feature = "metrics"))]
 pub(crate) use self::metrics::{Changes, Metrics, Samples};
@@ -15,7 +16,7 @@ mod metrics {
 
     /// No exporter: never on.
     #[derive(Debug, Default)]
-    pub(crate) struct Metrics;
+    pub(crate) struct Metrics(());
 
     impl Metrics {
         #[inline(always)]
@@ -32,7 +33,7 @@ mod metrics {
 
     /// No count of limit changes.
     #[derive(Clone, Copy, Debug, Default)]
-    pub(crate) struct Changes;
+    pub(crate) struct Changes(());
 
     impl Changes {
         #[inline(always)]
@@ -41,7 +42,7 @@ mod metrics {
 
     /// No samples kept.
     #[derive(Debug, Default)]
-    pub(crate) struct Samples;
+    pub(crate) struct Samples(());
 
     impl Samples {
         #[inline(always)]

@@ -351,7 +351,10 @@ impl Changes {
 /// one poll or lock section records and are reused: no allocation per item
 /// in steady state.
 #[derive(Debug, Default)]
-pub(crate) struct Samples(Option<Box<[Vec<(u64, usize)>; 3]>>);
+pub(crate) struct Samples(Option<Box<[Runs; 3]>>);
+
+/// Runs of equal durations: (nanoseconds, how many), in the order recorded.
+type Runs = Vec<(u64, usize)>;
 
 impl Samples {
     /// Keeps every duration recorded from now on.
@@ -368,7 +371,7 @@ impl Samples {
     }
 
     #[inline(never)]
-    fn keep(kinds: &mut [Vec<(u64, usize)>; 3], kind: Kind, nanos: u64) {
+    fn keep(kinds: &mut [Runs; 3], kind: Kind, nanos: u64) {
         let runs = &mut kinds[kind as usize];
         match runs.last_mut() {
             Some((last, count)) if *last == nanos => *count += 1,

@@ -30,10 +30,13 @@ pub struct Recorded {
 struct Inner {
     /// By series: the name, then its labels in order, as `name{k=v,..}`.
     series: Mutex<BTreeMap<String, Series>>,
-    descriptions: Mutex<BTreeMap<String, (&'static str, Option<Unit>, String)>>,
+    descriptions: Mutex<BTreeMap<String, Description>>,
     /// Calls of the handles' methods (increment, set, record, record_many).
     calls: Arc<AtomicUsize>,
 }
+
+/// A name's description: its kind, unit and text.
+type Description = (&'static str, Option<Unit>, String);
 
 #[derive(Clone)]
 enum Series {
@@ -308,21 +311,21 @@ impl Recorder for Recorded {
     }
 
     fn register_counter(&self, key: &Key, _: &Metadata<'_>) -> Counter {
-        match self.register(key, |cell| Series::Counter(cell)) {
+        match self.register(key, Series::Counter) {
             Series::Counter(cell) => Counter::from_arc(cell),
             _ => panic!("{key:?} registered as another kind"),
         }
     }
 
     fn register_gauge(&self, key: &Key, _: &Metadata<'_>) -> Gauge {
-        match self.register(key, |cell| Series::Gauge(cell)) {
+        match self.register(key, Series::Gauge) {
             Series::Gauge(cell) => Gauge::from_arc(cell),
             _ => panic!("{key:?} registered as another kind"),
         }
     }
 
     fn register_histogram(&self, key: &Key, _: &Metadata<'_>) -> Histogram {
-        match self.register(key, |cell| Series::Histogram(cell)) {
+        match self.register(key, Series::Histogram) {
             Series::Histogram(cell) => Histogram::from_arc(cell),
             _ => panic!("{key:?} registered as another kind"),
         }

@@ -12,7 +12,7 @@
 //!
 //! On tokio's paused clock, given to the fetch with `.clock(..)`: the
 //! durations are exact, and every value in the scrape is the same on every
-//! run (the exporter's order of the series is its own). It exits
+//! run (the order of the series is the exporter's own). It exits
 //! non-zero if a check fails: each stream's counters and gauges in the scrape
 //! are what its `stats()` reports, and the histograms count what `timings()`
 //! does.
@@ -35,9 +35,11 @@ async fn main() -> ExitCode {
     let items = real::size(200) as u64;
     // Installed first: `.metrics(..)` registers with the recorder current
     // when it is called.
+    // Histograms with buckets (the exporter's default is a summary, whose
+    // quantiles come from a sketch over windows of real time).
     let scrape = PrometheusBuilder::new()
-        .set_quantiles(&[0.5, 0.99])
-        .expect("quantiles within 0..=1")
+        .set_buckets(&[0.005, 0.01, 0.02, 0.04, 0.08])
+        .expect("buckets given")
         .install_recorder()
         .expect("the process's only recorder");
     let mut checks = Checks::default();
