@@ -694,7 +694,9 @@ macro_rules! shared_methods {
             ///   stream's lock, so that the gauges move in the order the counts
             ///   did.
             ///
-            /// [`spawn_on`](Self::spawn_on) carries it over.
+            /// When the stream is dropped (spawned: once its tasks let go of it),
+            /// its gauges of counts and weights go to 0; the limits and the totals
+            /// stay. [`spawn_on`](Self::spawn_on) carries it all over.
             ///
             /// # Panics
             ///

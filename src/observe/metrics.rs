@@ -271,6 +271,25 @@ impl Metrics {
     }
 }
 
+/// The stream is gone, and so is everything it had in flight: its gauges of
+/// counts and weights go to 0 (the limits and the totals stay as they were),
+/// so a scrape does not show work that no longer exists. In place this is the
+/// stream's drop; spawned, the drop of its state, once the consumer and every
+/// task let go of it.
+impl Drop for Exporter {
+    fn drop(&mut self) {
+        let in_flight = [0, 1, 2].into_iter().chain(KEY_GAUGES..GAUGES.len());
+        for index in in_flight {
+            if let Some((gauge, shown)) = &mut self.gauges[index] {
+                if shown.is_some_and(|value| value != 0) {
+                    gauge.set(0.0);
+                    *shown = Some(0);
+                }
+            }
+        }
+    }
+}
+
 /// The gauges' values, in [`GAUGES`] order.
 fn gauge_values(stats: &Stats) -> [u64; GAUGES.len()] {
     let count = |count: usize| count as u64;

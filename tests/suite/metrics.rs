@@ -282,6 +282,29 @@ both_modes! {
     }
 }
 
+both_modes! {
+    /// Point 30: a dropped stream leaves no work in flight on the gauges;
+    /// its limits and totals stay.
+    fn a_dropped_streams_gauges_of_work_in_flight_go_to_zero(mode) {
+        let recorded = Recorded::new();
+        let gates = Gates::new();
+        let mut run = drive!(
+            mode,
+            recorded.scope(|| tenants(&gates, &[0, 0, 1, 1, 2], &[1, 1, 1, 1, 1]).bounded(2, 2).per_key(1).max_running_weight(10).metrics("dropped"))
+        );
+        assert!(run.take_ready().is_empty());
+        let stats = run.stats();
+        recorded.check("dropped", &stats, None, true);
+        assert!(stats.active > 0 && stats.waiting > 0 && stats.keys_running > 0 && stats.blocked_by_key > 0);
+        run.drop_stream();
+        for name in ["bounded_active", "bounded_waiting", "bounded_held", "bounded_keys_running", "bounded_blocked_by_key", "bounded_running_weight", "bounded_waiting_weight"] {
+            assert_eq!(recorded.gauge(name, "dropped"), Some(Some(0.0)), "{name}");
+        }
+        assert_eq!(recorded.gauge("bounded_workers_limit", "dropped"), Some(Some(2.0)));
+        assert_eq!(recorded.counter("bounded_pulled_total", "dropped", ""), Some(stats.pulled));
+    }
+}
+
 /// Point 30: each name is described with its kind and unit.
 #[test]
 fn every_name_is_described_with_its_unit() {
