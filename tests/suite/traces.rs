@@ -13,10 +13,12 @@
 use std::pin::Pin;
 
 use futures::{FutureExt, StreamExt, stream};
-use support::{Gates, Logged, Traces, both_modes, drive, tokio_multi_thread};
+use support::{Gates, Logged, Traces, both_modes, drive, now, reset_clock, tokio_multi_thread};
 use tracing::{Instrument, info_span};
 
 use bounded_buffered::BoundedStreamExt;
+
+use crate::adaptive::Scripted;
 
 /// The target of the items' events, so that other events stay out.
 const ITEMS: &str = "suite_items";
@@ -110,6 +112,37 @@ both_modes! {
             (text(limit), text(old), text(new), text("limits handle"), text("limit changed"))
         };
         assert_eq!(changes, [change("workers", "2", "1"), change("waiting", "2", "3")]);
+    }
+
+    /// Points 26 and 30: the controller's decisions say why: a sample of
+    /// back-pressure, or of run times; its initial limit is no change.
+    fn an_adaptive_decision_is_a_debug_event_with_its_reason(mode) {
+        reset_clock();
+        let traces = Traces::new();
+        let gates = Gates::new();
+        traces.scope(|| {
+            let controller = Scripted::new(2, &[3, 1]);
+            let mut run = drive!(
+                mode,
+                gates.source(4).bounded(8, 0).adaptive(controller, |output: &usize| *output == 1).clock(now)
+            );
+            assert!(run.take_ready().is_empty());
+            gates.open(0);
+            assert_eq!(run.take_ready(), [0]);
+            gates.open(1);
+            assert_eq!(run.take_ready(), [1]);
+        });
+        let changes: Vec<_> = traces
+            .events()
+            .into_iter()
+            .filter(|event| event.target == "bounded_buffered")
+            .map(|event| [&event.fields["old"], &event.fields["new"], &event.fields["reason"]].map(String::clone))
+            .collect();
+        let change = |old: &str, new: &str, reason: &str| [old, new, reason].map(str::to_string);
+        assert_eq!(
+            changes,
+            [change("2", "3", "adaptive: run times"), change("3", "1", "adaptive: back-pressure")]
+        );
     }
 }
 
