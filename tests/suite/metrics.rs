@@ -339,3 +339,15 @@ fn every_name_is_described_with_its_unit() {
         .collect();
     assert_eq!(descriptions, expected);
 }
+
+/// Points 11 and 30: `.metrics` must come before the first poll (the totals
+/// and the histograms count from the start), and says so at the caller.
+#[test]
+#[should_panic(expected = "`metrics` must be called before the stream is first polled")]
+fn metrics_after_the_first_poll_panics() {
+    let mut stream = stream::iter(0..3u32)
+        .map(|n| async move { n })
+        .bounded(1, 0);
+    let _ = support::poll_once(&mut stream);
+    let _ = stream.metrics("late");
+}
