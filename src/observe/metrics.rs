@@ -136,14 +136,22 @@ const HISTOGRAMS: [(&str, &str); 3] = [
 #[derive(Default)]
 pub(crate) struct Metrics(Option<Box<Exporter>>);
 
+/// How many counter series: the totals, and the four of the limit changes.
+const SERIES: usize = COUNTERS.len() - 1 + LIMIT_CHANGES.len();
+
+/// Flat arrays, compared element by element at each publish: the handles
+/// and what each last showed, side by side.
 struct Exporter {
     /// `stream = name`, for what is registered later.
     labels: Vec<Label>,
-    /// Each gauge, once registered (those of keys and weights only for a
-    /// stream with them), with the value it was last set to.
-    gauges: [Option<(Gauge, Option<u64>)>; GAUGES.len()],
-    /// The counters, with the total last published.
-    counters: [(Counter, u64); COUNTERS.len() - 1 + LIMIT_CHANGES.len()],
+    /// Each gauge: registered, or a no-op handle for those of keys and
+    /// weights on a stream without them (whose values stay 0).
+    gauges: [Gauge; GAUGES.len()],
+    /// The value each gauge was last set to; `u64::MAX` before the first.
+    shown: [u64; GAUGES.len()],
+    counters: [Counter; SERIES],
+    /// The total each counter was last brought to.
+    published: [u64; SERIES],
     /// Once the stream is timed.
     histograms: Option<[Histogram; 3]>,
 }
@@ -171,28 +179,28 @@ impl Metrics {
     ) -> Self {
         describe();
         let labels = vec![Label::new("stream", name)];
-        let mut gauges: [Option<(Gauge, Option<u64>)>; GAUGES.len()] = Default::default();
-        for (slot, (name, ..)) in gauges.iter_mut().zip(GAUGES).take(KEY_GAUGES) {
-            *slot = Some((metrics::gauge!(name, labels.clone()), None));
-        }
-        let totals = COUNTERS[..COUNTERS.len() - 1]
-            .iter()
-            .map(|(name, _)| metrics::counter!(*name, labels.clone()));
-        let (changes, _) = COUNTERS[COUNTERS.len() - 1];
-        let changes = LIMIT_CHANGES.iter().map(|&(limit, direction)| {
-            let mut labels = labels.clone();
-            labels.push(Label::new("limit", limit));
-            labels.push(Label::new("direction", direction));
-            metrics::counter!(changes, labels)
+        let gauges = std::array::from_fn(|index| match index < KEY_GAUGES {
+            true => metrics::gauge!(GAUGES[index].0, labels.clone()),
+            false => Gauge::noop(),
         });
-        let counters: Vec<(Counter, u64)> =
-            totals.chain(changes).map(|counter| (counter, 0)).collect();
+        let (changes, _) = COUNTERS[COUNTERS.len() - 1];
+        let counters = std::array::from_fn(|index| {
+            match LIMIT_CHANGES.get(index.wrapping_sub(COUNTERS.len() - 1)) {
+                None => metrics::counter!(COUNTERS[index].0, labels.clone()),
+                Some(&(limit, direction)) => {
+                    let mut labels = labels.clone();
+                    labels.push(Label::new("limit", limit));
+                    labels.push(Label::new("direction", direction));
+                    metrics::counter!(changes, labels)
+                }
+            }
+        });
         let mut metrics = Self(Some(Box::new(Exporter {
             labels,
             gauges,
-            counters: counters
-                .try_into()
-                .unwrap_or_else(|_| unreachable!("one per counter")),
+            shown: [u64::MAX; GAUGES.len()],
+            counters,
+            published: [0; SERIES],
             histograms: None,
         })));
         metrics.adopt(clock, (keyed, weighted));
@@ -211,19 +219,19 @@ impl Metrics {
         let Some(exporter) = &mut self.0 else {
             return;
         };
-        let labels = &exporter.labels;
         let ranges = [
             (keyed, KEY_GAUGES..WEIGHT_GAUGES),
             (weighted, WEIGHT_GAUGES..GAUGES.len()),
         ];
         for (applies, range) in ranges {
             for index in range.filter(|_| applies) {
-                exporter.gauges[index].get_or_insert_with(|| {
-                    (metrics::gauge!(GAUGES[index].0, labels.clone()), None)
-                });
+                exporter.gauges[index] = metrics::gauge!(GAUGES[index].0, exporter.labels.clone());
+                // Shown afresh at the next publish.
+                exporter.shown[index] = u64::MAX;
             }
         }
         if exporter.histograms.is_none() && clock.tap() {
+            let labels = &exporter.labels;
             exporter.histograms =
                 Some(HISTOGRAMS.map(|(name, _)| metrics::histogram!(name, labels.clone())));
         }
@@ -244,26 +252,29 @@ impl Metrics {
         let Some(exporter) = &mut self.0 else {
             return;
         };
-        for (gauge, value) in exporter.gauges.iter_mut().zip(gauge_values(stats)) {
-            if let Some((gauge, shown)) = gauge {
-                if *shown != Some(value) {
-                    // Counts and weights far below 2^53: exact as an `f64`.
-                    gauge.set(value as f64);
-                    *shown = Some(value);
-                }
+        let Exporter {
+            gauges,
+            shown,
+            counters,
+            published,
+            histograms,
+            ..
+        } = &mut **exporter;
+        for ((gauge, shown), value) in gauges.iter().zip(shown).zip(gauge_values(stats)) {
+            if value != *shown {
+                // Counts and weights far below 2^53: exact as an `f64`.
+                gauge.set(value as f64);
+                *shown = value;
             }
         }
-        for ((counter, published), total) in exporter
-            .counters
-            .iter_mut()
-            .zip(totals(stats, failed, changes))
-        {
+        let totals = totals(stats, failed, changes);
+        for ((counter, published), total) in counters.iter().zip(published).zip(totals) {
             if total > *published {
                 counter.increment(total - *published);
                 *published = total;
             }
         }
-        if let Some(histograms) = &exporter.histograms {
+        if let Some(histograms) = histograms {
             clock.drain_samples(&mut |kind, nanos, count| {
                 histograms[kind].record_many(nanos as f64 / 1e9, count);
             });
@@ -280,11 +291,10 @@ impl Drop for Exporter {
     fn drop(&mut self) {
         let in_flight = [0, 1, 2].into_iter().chain(KEY_GAUGES..GAUGES.len());
         for index in in_flight {
-            if let Some((gauge, shown)) = &mut self.gauges[index] {
-                if shown.is_some_and(|value| value != 0) {
-                    gauge.set(0.0);
-                    *shown = Some(0);
-                }
+            // Never shown, or 0 already: nothing to take back.
+            if self.shown[index] != 0 && self.shown[index] != u64::MAX {
+                self.gauges[index].set(0.0);
+                self.shown[index] = 0;
             }
         }
     }
@@ -307,11 +317,7 @@ fn gauge_values(stats: &Stats) -> [u64; GAUGES.len()] {
 }
 
 /// The counters' totals, in [`Exporter::counters`] order.
-fn totals(
-    stats: &Stats,
-    failed: bool,
-    changes: Changes,
-) -> [u64; COUNTERS.len() - 1 + LIMIT_CHANGES.len()] {
+fn totals(stats: &Stats, failed: bool, changes: Changes) -> [u64; SERIES] {
     let [workers_up, workers_down, waiting_up, waiting_down] = changes.0;
     [
         stats.pulled,
