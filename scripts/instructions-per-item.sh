@@ -9,13 +9,17 @@
 # for example scripts/instructions-per-item.sh 16 ready bounded_no_prefetch fb_buffered_unordered
 # Adapter names as in tools/compare/src/bin/drain_once.rs, and `spawned`,
 # `spawned_timed`, `spawned_max_wait` (tools/compare/src/bin/spawned_once.rs:
-# spawned mode on a one-thread executor run by hand). Needs valgrind. SMALL and LARGE (default 20000 and 60000) set
-# the two item counts.
+# spawned mode on a one-thread executor run by hand), and `metrics_bounded`,
+# `metrics_timed`, `metrics_spawned`, `metrics_spawned_timed`
+# (tools/compare/src/bin/metrics_once.rs: `.metrics(..)` on, built with the
+# feature). Needs valgrind. SMALL and LARGE (default 20000 and 60000) set
+# the two item counts; FEATURES=metrics builds the other binaries with the
+# library's feature `metrics` on (the cost of the feature when unused).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [ $# -lt 3 ]; then
-    sed -n '2,13p' "$0"
+    sed -n '2,17p' "$0"
     exit 2
 fi
 workers=$1
@@ -25,7 +29,11 @@ shift 2
 small=${SMALL:-20000}
 large=${LARGE:-60000}
 
-cargo build --release --quiet -p compare --bin drain_once --bin spawned_once
+cargo build --release --quiet -p compare ${FEATURES:+--features "$FEATURES"} --bin drain_once --bin spawned_once
+# Its own build, after the others: the feature it needs must not reach them.
+if [[ " $* " == *" metrics_"* ]]; then
+    cargo build --release --quiet -p compare --features metrics --bin metrics_once
+fi
 # Cargo knows where it built: CARGO_TARGET_DIR or build.target-dir may have
 # moved the target directory. `cargo metadata` prints one line of JSON.
 target_dir=$(cargo metadata --format-version 1 --no-deps |
@@ -42,6 +50,8 @@ count() {
     # Spawned mode runs on its own one-thread executor (spawned_once.rs).
     if [[ $1 == spawned* ]]; then
         binary=$target_dir/release/spawned_once
+    elif [[ $1 == metrics_* ]]; then
+        binary=$target_dir/release/metrics_once
     fi
     # On failure (an unknown adapter name, say), show the binary's own message.
     if ! output=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$binary" "$@" 2>&1); then

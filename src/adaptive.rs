@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use crate::budget::Budgets;
 use crate::limits;
+use crate::observe::Cause;
 
 /// What a completed item's output tells the controller: the classifier passed
 /// to [`adaptive`](crate::BoundedBuffered::adaptive) returns it (or a `bool`,
@@ -204,7 +205,7 @@ pub(crate) trait Feedback<O>: Send {
         run: Duration,
         reach: (bool, usize),
         limit: usize,
-    ) -> Option<usize>;
+    ) -> Option<(usize, bool)>;
 }
 
 struct Adaptive<C, F> {
@@ -228,7 +229,7 @@ where
         run: Duration,
         (saturated, in_flight): (bool, usize),
         limit: usize,
-    ) -> Option<usize> {
+    ) -> Option<(usize, bool)> {
         let overload = match (self.classify)(output).into() {
             Verdict::Success => false,
             Verdict::Overload => true,
@@ -243,7 +244,7 @@ where
             limit,
             in_flight,
         };
-        Some(self.controller.sample(&sample))
+        Some((self.controller.sample(&sample), overload))
     }
 }
 
@@ -290,7 +291,7 @@ impl<O> Adjust<O> {
         // Items completing in one poll are settled one by one: counting the
         // held outputs, each sees as many as ran beside it.
         let in_flight = active + held - expired;
-        let Some(limit) = Self::controller(feedback).sample(
+        let Some((limit, overload)) = Self::controller(feedback).sample(
             output,
             started,
             run,
@@ -301,7 +302,7 @@ impl<O> Adjust<O> {
         };
         let limit = limit.max(1);
         if limit != budgets.workers {
-            budgets.set(limit, budgets.waiting);
+            budgets.set_by(limit, budgets.waiting, Cause::Controller { overload });
             if let Some(shared) = shared.get() {
                 shared.workers.store(limit, SeqCst);
             }

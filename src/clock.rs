@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 use pin_project_lite::pin_project;
 
 use crate::expiry::MaxWait;
+use crate::observe::{Kind, Samples};
 use crate::timings::Timings;
 
 mod sealed {
@@ -80,6 +81,16 @@ pub trait Clocking: sealed::Sealed + Send + Sync + Unpin + 'static {
     #[doc(hidden)]
     fn timings(&self) -> Option<Timings>;
 
+    /// Keeps every duration it records, for a `metrics` exporter to drain;
+    /// returns whether it records any (timing is on).
+    #[doc(hidden)]
+    fn tap(&mut self) -> bool;
+
+    /// Hands the durations kept since the last call to `f`: the kind (wait,
+    /// run, held), nanoseconds, how many.
+    #[doc(hidden)]
+    fn drain_samples(&mut self, f: &mut dyn FnMut(usize, u64, usize));
+
     /// The same settings on a clock: how `max_wait`, `timed` and `clock` turn an
     /// [`Untimed`] stream into a [`Clocked`] one, and keep what a [`Clocked`]
     /// one had.
@@ -128,6 +139,12 @@ impl Clocking for Untimed {
         None
     }
 
+    fn tap(&mut self) -> bool {
+        false
+    }
+
+    fn drain_samples(&mut self, _: &mut dyn FnMut(usize, u64, usize)) {}
+
     fn into_clocked(self) -> Clocked {
         Clocked {
             now: Box::new(Instant::now),
@@ -135,6 +152,7 @@ impl Clocking for Untimed {
             read: None,
             max_wait: None,
             timings: None,
+            samples: Samples::default(),
             runs: false,
         }
     }
@@ -157,6 +175,9 @@ pub struct Clocked {
     max_wait: Option<MaxWait>,
     /// The distributions, once [`timed`](crate::BoundedBuffered::timed) was called.
     timings: Option<Box<Timings>>,
+    /// The durations recorded since a `metrics` exporter last took them, once
+    /// it asked ([`Clocking::tap`]; nothing without the feature).
+    samples: Samples,
     /// Whether an adaptive controller needs every item's run time.
     runs: bool,
 }
@@ -243,6 +264,7 @@ impl Clocking for Clocked {
         }
         if let Some(timings) = &mut self.timings {
             timings.wait.record(waited);
+            self.samples.record(Kind::Wait, waited);
         }
         None
     }
@@ -251,6 +273,7 @@ impl Clocking for Clocked {
     fn started_at_once(&mut self) {
         if let Some(timings) = &mut self.timings {
             timings.wait.record(0);
+            self.samples.record(Kind::Wait, 0);
         }
     }
 
@@ -259,7 +282,9 @@ impl Clocking for Clocked {
         let started = started?;
         let now = self.now();
         if let Some(timings) = &mut self.timings {
-            timings.run.record(between(started, now));
+            let run = between(started, now);
+            timings.run.record(run);
+            self.samples.record(Kind::Run, run);
         }
         Some(now)
     }
@@ -272,6 +297,7 @@ impl Clocking for Clocked {
         let held = between(completed, self.now());
         if let Some(timings) = &mut self.timings {
             timings.held.record(held);
+            self.samples.record(Kind::Held, held);
         }
     }
 
@@ -290,6 +316,17 @@ impl Clocking for Clocked {
 
     fn timings(&self) -> Option<Timings> {
         self.timings.as_deref().cloned()
+    }
+
+    fn tap(&mut self) -> bool {
+        if self.timings.is_some() {
+            self.samples.tap();
+        }
+        self.timings.is_some()
+    }
+
+    fn drain_samples(&mut self, f: &mut dyn FnMut(usize, u64, usize)) {
+        self.samples.drain(f);
     }
 
     fn into_clocked(self) -> Self {

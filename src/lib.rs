@@ -297,6 +297,23 @@
 //!     `max_wait` too, an item not run comes back as a [`NotRun`] with its
 //!     cause. [`Stats::rejected`] counts them.
 //!
+//! **Exporting** (section [Exporting metrics and
+//! traces](#exporting-metrics-and-traces); features `metrics` and `tracing`)
+//!
+//! 30. **Metrics and traces**: a stream given `.metrics(name)` publishes
+//!     through the `metrics` facade, under fixed names labelled `stream =
+//!     name`: once `poll_next` returns (spawned: once a lock section ends),
+//!     every gauge and counter has the value [`stats`](BoundedBuffered::stats)
+//!     reports, and each histogram has every duration
+//!     [`timings`](BoundedBuffered::timings) recorded. Updates are batched:
+//!     one publish per `poll_next` or lock section, which calls the facade
+//!     only for what changed. A stream without `.metrics` registers, describes
+//!     and publishes nothing. With `tracing`, the worker tasks of a spawned
+//!     stream enter the span that was current at `spawn_on` while they poll,
+//!     so its futures log inside it (a future's own span, entered inside, is
+//!     the innermost); a change of a limit in force is a `debug!` event with
+//!     the limit, its old and new values and the reason.
+//!
 //! # Tenants, bytes and shedding
 //!
 //! One count is not always the right budget. Items can carry a key
@@ -356,6 +373,30 @@
 //! assert!(replies.next().await.unwrap().is_err()); // "busy"
 //! # });
 //! ```
+//!
+//! # Exporting metrics and traces
+//!
+//! With the feature `metrics`, `.metrics(name)` (before `spawn_on`, in
+//! either order with the other builder methods) publishes what `stats()` and
+//! `timings()` report to the application's `metrics` recorder, whatever it
+//! exports to: the gauges `bounded_active`, `bounded_waiting`,
+//! `bounded_held`, the limits in force and, with keys or weights, theirs;
+//! the counters `bounded_pulled_total`, `bounded_completed_total`,
+//! `bounded_expired_total`, `bounded_failed_total`,
+//! `bounded_rejected_total`, `bounded_limit_changes_total`; and with
+//! `timed`, the histograms `bounded_wait_seconds`, `bounded_run_seconds` and
+//! `bounded_held_seconds`. The method's documentation lists them with what
+//! each is. The crate depends on the facade only; the exporter
+//! (`metrics-exporter-prometheus`, an OpenTelemetry bridge) is the
+//! application's. A stream without `.metrics` pays one check per `poll_next`.
+//!
+//! With the feature `tracing`, a spawned stream's tasks enter the span that
+//! was current where `spawn_on` was called while they poll, so what its
+//! futures and its source log is inside that span, as it would be in place;
+//! an item's own `.instrument(span)` is entered inside it and wins. Limit
+//! changes, by a [`Limits`] handle or the adaptive controller, are `debug!`
+//! events (target `bounded_buffered`) with `limit`, `old`, `new` and
+//! `reason`.
 //!
 //! # Adjusting and adaptive limits
 //!
@@ -654,6 +695,7 @@ mod held;
 mod index_queue;
 mod items;
 mod limits;
+mod observe;
 mod shed;
 mod slots;
 mod spawn;

@@ -36,6 +36,9 @@ pub(crate) trait Admits<F>: Send + Sync + Unpin + 'static {
     /// Whether any rule beyond the counts applies: with `false`, every branch
     /// on them compiles away and the stream runs the count rules alone.
     const APPLIES: bool;
+    /// Whether a key rule applies, and whether weight budgets do (what the
+    /// `metrics` exporter publishes of them).
+    const RULES: (bool, bool);
 
     /// The waiting item a free worker starts: the oldest whose key is below
     /// its limit, if it fits the running weight. Weights go first come, first
@@ -91,6 +94,7 @@ pub(crate) trait Admits<F>: Send + Sync + Unpin + 'static {
 impl<F, Q: KeyRule<F>, W: WeightRule<F>> Admits<F> for Admission<Q, W> {
     type Ticket = (Q::Ticket, W::Ticket);
     const APPLIES: bool = Q::KEYED || W::WEIGHTED;
+    const RULES: (bool, bool) = (Q::KEYED, W::WEIGHTED);
 
     #[inline]
     fn pick<'a>(&self, items: impl Iterator<Item = (&'a F, bool)>) -> Option<usize>

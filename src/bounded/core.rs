@@ -19,6 +19,7 @@ use crate::expiry::{Expired, Unstarted};
 use crate::failure::Policy;
 use crate::held::Held;
 use crate::limits::{self, Limits, Signal};
+use crate::observe::Metrics;
 use crate::shed::{self, Rejected, Shed};
 use crate::slots::Slots;
 use crate::stats::{self, Stats};
@@ -56,6 +57,8 @@ pub(crate) struct Parts<S, P: Policy<S>, K, A> {
     pub(crate) admission: A,
     /// Which item a shedding stream hands back.
     pub(crate) shed: Shed,
+    /// The `metrics` exporter, if any.
+    pub(crate) metrics: Metrics,
 }
 
 /// What a future returns, before the policy settles it.
@@ -113,6 +116,9 @@ pub(crate) struct Core<S, P: Policy<S>, K: Clocking, N, A: Admits<P::Source>> {
     adaptive: Adjust<Output<S, P>>,
     /// Peaks and totals; current counts are read off the parts above.
     stats: Stats,
+    /// The `metrics` exporter, if `.metrics` was called (feature `metrics`;
+    /// nothing without it): published to at the end of each `poll_next`.
+    metrics: Metrics,
 }
 
 /// Nothing in the core is ever pinned in place: the futures it runs sit in
@@ -187,6 +193,7 @@ impl<S, P: Policy<S>, K: Clocking, N, A: Admits<P::Source>> Core<S, P, K, N, A> 
             limits: OnceLock::new(),
             adaptive: Adjust::none(),
             stats: Stats::default(),
+            metrics: Metrics::default(),
         }
     }
 
@@ -267,6 +274,8 @@ impl<S, P: Policy<S>, K: Clocking, N, A: Admits<P::Source>> Core<S, P, K, N, A> 
         }
         reclocked.limits = self.limits;
         reclocked.adaptive = self.adaptive;
+        reclocked.metrics = self.metrics;
+        reclocked.metrics.adopt(&mut reclocked.clock, A2::RULES);
         reclocked
     }
 
@@ -304,7 +313,7 @@ impl<S, P: Policy<S>, K: Clocking, N, A: Admits<P::Source>> Core<S, P, K, N, A> 
         let mut core = self.reclock(|clock| clock.into_clocked().with_run_times(), "adaptive");
         core.adaptive = Adjust::new(controller, classify);
         if let Some(initial) = core.adaptive.initial() {
-            core.budgets.set(initial, core.budgets.waiting);
+            core.budgets = core.budgets.starting_with(initial);
             if let Some(shared) = core.limits.get() {
                 shared
                     .workers
@@ -346,6 +355,7 @@ impl<S, P: Policy<S>, K: Clocking, N, A: Admits<P::Source>> Core<S, P, K, N, A> 
             adaptive: self.adaptive,
             admission: self.admission,
             shed: self.shed,
+            metrics: self.metrics,
         }
     }
 
@@ -387,6 +397,26 @@ impl<S, P: Policy<S>, K: Clocking, N, A: Admits<P::Source>> Core<S, P, K, N, A> 
             stats.peak_waiting_weight = peak_queued;
         }
         stats
+    }
+
+    /// See `BoundedBuffered::metrics`: registers the exporter, and publishes
+    /// the stream as it is (its limits, before the first poll).
+    #[cfg(feature = "metrics")]
+    #[track_caller]
+    pub(crate) fn metrics(mut self, name: metrics::SharedString) -> Self {
+        self.assert_new("metrics");
+        self.metrics = Metrics::new(name, &mut self.clock, A::RULES);
+        self.publish();
+        self
+    }
+
+    /// Hands the exporter what changed (see [`crate::observe`]).
+    #[cold]
+    fn publish(&mut self) {
+        let stats = self.stats();
+        let failed = *self.source.get_mut() & SOURCE_FAILED != 0;
+        self.metrics
+            .publish(&stats, failed, self.budgets.changes(), &mut self.clock);
     }
 
     /// The counts, peaks and totals, and the limits in force.
@@ -484,6 +514,9 @@ where
             Poll::Ready(None) => Phase::Done,
             _ => Phase::Idle,
         };
+        if self.metrics.is_on() {
+            self.publish();
+        }
         poll
     }
 

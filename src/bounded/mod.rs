@@ -641,6 +641,125 @@ macro_rules! shared_methods {
                 }
             }
 
+            /// Publishes what [`stats`](Self::stats) and [`timings`](Self::timings)
+            /// report through the [`metrics`](https://docs.rs/metrics/0.24) facade,
+            /// to whatever exporter the application installed (Prometheus,
+            /// OpenTelemetry, StatsD), each series labelled `stream = name`.
+            ///
+            /// | name | kind | value |
+            /// | --- | --- | --- |
+            /// | `bounded_active` | gauge | [`Stats::active`] |
+            /// | `bounded_waiting` | gauge | [`Stats::waiting`] |
+            /// | `bounded_held` | gauge | [`Stats::held`] |
+            /// | `bounded_workers_limit` | gauge | [`Stats::workers_limit`] |
+            /// | `bounded_waiting_limit` | gauge | [`Stats::waiting_limit`] |
+            /// | `bounded_keys_running` | gauge, with [`per_key`](Self::per_key) | [`Stats::keys_running`] |
+            /// | `bounded_blocked_by_key` | gauge, with `per_key` | [`Stats::blocked_by_key`] |
+            /// | `bounded_running_weight` | gauge, with weight budgets | [`Stats::running_weight`] |
+            /// | `bounded_waiting_weight` | gauge, with weight budgets | [`Stats::waiting_weight`] |
+            /// | `bounded_pulled_total` | counter | [`Stats::pulled`] |
+            /// | `bounded_completed_total` | counter | [`Stats::completed`] |
+            /// | `bounded_expired_total` | counter | [`Stats::expired`] |
+            /// | `bounded_rejected_total` | counter | [`Stats::rejected`] |
+            /// | `bounded_failed_total` | counter | 1 once the run failed fast ([`try_bounded`](crate::BoundedStreamExt::try_bounded)'s error) |
+            /// | `bounded_limit_changes_total` | counter, labels `limit` (`workers`, `waiting`) and `direction` (`up`, `down`) | changes of a limit in force, by a [`Limits`] handle or the [adaptive](crate#adjusting-and-adaptive-limits) controller |
+            /// | `bounded_wait_seconds` | histogram, with [`timed`](Self::timed) | every duration of [`Timings::wait`] |
+            /// | `bounded_run_seconds` | histogram, with `timed` | every duration of [`Timings::run`] |
+            /// | `bounded_held_seconds` | histogram, with `timed` | every duration of [`Timings::held`] |
+            ///
+            /// - **When**: at the end of every `poll_next` in place, and of every
+            ///   lock section spawned (where the tasks and the consumer change the
+            ///   counts). Each publish sets the gauges that moved and adds to each
+            ///   counter what it gained since the last: items completed in one
+            ///   poll are one `increment`, and a poll that changed nothing calls
+            ///   nothing. Between two polls the exporter shows what `stats()`
+            ///   shows. The histograms get each duration `timings()` records, one
+            ///   `record_many` per run of equal values.
+            /// - **Registration**: this call registers the series, and describes
+            ///   each name with its unit, with the recorder current now (the
+            ///   global one, or the one `metrics::with_local_recorder` set), and
+            ///   so do `timed`, `per_key` and the weight budgets called after it
+            ///   for what they add: install the recorder first. The gauges of keys
+            ///   and weights exist only for a stream with them, the histograms
+            ///   only for a timed one.
+            /// - **Names** are fixed, and Prometheus-style (`_total`, `_seconds`):
+            ///   one dashboard fits every stream, told apart by the `stream`
+            ///   label. For a prefix of your own, wrap the recorder in
+            ///   `metrics_util::layers::PrefixLayer`. Two streams with the same
+            ///   name add to the same counters and overwrite each other's gauges:
+            ///   give each one that runs at the same time its own name.
+            /// - **Failures**: with `bounded`, an `Err` is an output like any
+            ///   other (in `bounded_completed_total`); count those where you handle
+            ///   the outputs. A panic propagates to the consumer, uncounted.
+            /// - **Cost**: without `.metrics` a stream pays one check per
+            ///   `poll_next`, within 2 % of a plain stream's instructions; with it,
+            ///   a handful of facade calls per poll (the README's section
+            ///   *Exporting metrics* has the measured figures). Spawned, the
+            ///   facade is called under the
+            ///   stream's lock, so that the gauges move in the order the counts
+            ///   did.
+            ///
+            /// When the stream is dropped (spawned: once its tasks let go of it),
+            /// its gauges of counts and weights go to 0; the limits and the totals
+            /// stay. [`spawn_on`](Self::spawn_on) carries it all over.
+            ///
+            /// # Panics
+            ///
+            /// If the stream has already been polled.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// # use std::collections::BTreeMap;
+            /// # use std::sync::{Arc, Mutex, atomic::{AtomicU64, Ordering}};
+            /// # use metrics::{Counter, Gauge, Histogram, Key, KeyName, Metadata, Recorder, SharedString, Unit};
+            /// # /// A recorder that keeps each counter's total, by name.
+            /// # #[derive(Default)]
+            /// # struct Totals(Mutex<BTreeMap<String, Arc<AtomicU64>>>);
+            /// # impl Totals {
+            /// #     fn get(&self, name: &str) -> u64 {
+            /// #         self.0.lock().unwrap()[name].load(Ordering::Relaxed)
+            /// #     }
+            /// # }
+            /// # impl Recorder for Totals {
+            /// #     fn describe_counter(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+            /// #     fn describe_gauge(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+            /// #     fn describe_histogram(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+            /// #     fn register_counter(&self, key: &Key, _: &Metadata<'_>) -> Counter {
+            /// #         let mut totals = self.0.lock().unwrap();
+            /// #         Counter::from_arc(Arc::clone(totals.entry(key.name().to_string()).or_default()))
+            /// #     }
+            /// #     fn register_gauge(&self, _: &Key, _: &Metadata<'_>) -> Gauge {
+            /// #         Gauge::noop()
+            /// #     }
+            /// #     fn register_histogram(&self, _: &Key, _: &Metadata<'_>) -> Histogram {
+            /// #         Histogram::noop()
+            /// #     }
+            /// # }
+            /// use bounded_buffered::BoundedStreamExt;
+            /// use futures::{StreamExt, stream};
+            ///
+            /// # futures::executor::block_on(async {
+            /// // A service installs its exporter's recorder at startup; here, one of
+            /// // the test's own, for this thread only.
+            /// let recorder = Totals::default();
+            #[doc = concat!("let jobs = ", $jobs, "(4, 4);")]
+            /// let mut jobs = metrics::with_local_recorder(&recorder, || jobs.metrics("jobs"));
+            /// while jobs.next().await.is_some() {}
+            /// assert_eq!(recorder.get("bounded_completed_total"), 100);
+            /// assert_eq!(recorder.get("bounded_pulled_total"), jobs.stats().pulled);
+            /// # });
+            /// ```
+            #[cfg(feature = "metrics")]
+            #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+            #[track_caller]
+            pub fn metrics(self, name: impl Into<metrics::SharedString>) -> Self {
+                Self {
+                    source: self.source,
+                    core: self.core.metrics(name.into()),
+                }
+            }
+
             /// Takes the stream apart before it was ever polled, for the spawned
             /// mode.
             #[track_caller]

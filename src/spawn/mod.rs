@@ -247,8 +247,10 @@ macro_rules! spawn_on {
             /// the task that picks an item up), [`timed`](Self::timed) (read with
             /// [`Spawned::timings`]), the [`clock`](Self::clock), the
             /// [`adaptive`](Self::adaptive) controller (fed by the task that completes
-            /// an item), a [`close`](Self::close) and any [`Limits`] handle taken
-            /// already.
+            /// an item), a [`close`](Self::close), any [`Limits`] handle taken
+            /// already, and `.metrics(name)` (feature `metrics`: published at the end
+            /// of each lock section). With the feature `tracing`, the span current
+            /// here is entered by the tasks while they poll (contract point 30).
             ///
             /// # Panics
             ///
@@ -397,6 +399,7 @@ where
         adaptive,
         admission,
         shed,
+        metrics,
     } = parts;
     let shared = Arc::new(Shared::<Spec<S, P, K, N, A>>::new(Start {
         source,
@@ -406,6 +409,7 @@ where
         limits: limits.clone(),
         admission,
         shed,
+        metrics,
     }));
     if closed {
         shared.close();

@@ -13,6 +13,7 @@ use super::state::{Deferred, Failure, Handout, Leftovers, Start, State, Untaken}
 use super::worker::Worker;
 use crate::budget::Budgets;
 use crate::limits::{self, Retarget, Signal};
+use crate::observe::Span;
 use crate::stats::Stats;
 use crate::sync::{self, Arc, AtomicBool, Mutex, MutexGuard, Ordering, Weak};
 use crate::timings::Timings;
@@ -25,6 +26,9 @@ pub(super) struct Shared<R: Run> {
     /// Installed by the first poll. Spawning happens under this lock, never
     /// under the state's.
     spawner: Mutex<Option<Box<dyn Spawner>>>,
+    /// The span current at `spawn_on`, entered by the tasks while they poll
+    /// (feature `tracing`; nothing without it).
+    span: Span,
 }
 
 impl<R: Run> Shared<R> {
@@ -33,7 +37,13 @@ impl<R: Run> Shared<R> {
             state: Mutex::new(State::new(start)),
             cancelled: AtomicBool::new(false),
             spawner: Mutex::new(None),
+            span: Span::current(),
         }
+    }
+
+    /// The span current at `spawn_on` (see [`crate::observe`]).
+    pub(super) fn span(&self) -> &Span {
+        &self.span
     }
 
     pub(super) fn lock(&self) -> MutexGuard<'_, State<R>> {
@@ -58,6 +68,18 @@ impl<R: Run> Shared<R> {
         this: &Arc<Self>,
         section: impl FnOnce(&mut State<R>) -> (T, Deferred<R>),
     ) -> (T, bool) {
+        // With `metrics`, the exporter gets what the section changed, under
+        // the lock. Without it, the section exactly as it was: even an empty
+        // hook here moved the code by 5 instructions per item.
+        #[cfg(feature = "metrics")]
+        let (result, deferred) = {
+            let mut state = this.lock();
+            state.begin_section();
+            let done = section(&mut state);
+            state.publish();
+            done
+        };
+        #[cfg(not(feature = "metrics"))]
         let (result, deferred) = {
             let mut state = this.lock();
             state.begin_section();
@@ -167,7 +189,9 @@ impl<R: Run> Shared<R> {
         let deferred = {
             let mut state = this.lock();
             state.begin_section();
-            state.stop()
+            let deferred = state.stop();
+            state.publish();
+            deferred
         };
         Self::after(this, deferred)
     }

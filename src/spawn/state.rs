@@ -26,6 +26,7 @@ use crate::budget::Budgets;
 use crate::clock::Clocking;
 use crate::held::Held;
 use crate::limits;
+use crate::observe::Metrics;
 use crate::shed::{self, Shed};
 use crate::stats::{self, Stats};
 use crate::sync::Arc;
@@ -181,6 +182,9 @@ pub(super) struct State<R: Run> {
     /// What the [`Limits`](crate::Limits) handles share, once one was asked
     /// for: a controller's decision is published there.
     limits: OnceLock<std::sync::Arc<limits::Shared>>,
+    /// The `metrics` exporter, if any: published to at the end of each lock
+    /// section ([`State::publish`]).
+    metrics: Metrics,
 }
 
 /// What [`State::new`] starts from: a never-polled stream's parts.
@@ -192,6 +196,7 @@ pub(super) struct Start<R: Run> {
     pub(super) limits: Option<std::sync::Arc<limits::Shared>>,
     pub(super) admission: R::Admission,
     pub(super) shed: Shed,
+    pub(super) metrics: Metrics,
 }
 
 impl<R: Run> State<R> {
@@ -204,6 +209,7 @@ impl<R: Run> State<R> {
             limits,
             admission,
             shed,
+            metrics,
         } = start;
         Self {
             budgets,
@@ -231,6 +237,7 @@ impl<R: Run> State<R> {
             clock,
             adaptive,
             limits: limits.map(OnceLock::from).unwrap_or_default(),
+            metrics,
         }
     }
 
@@ -238,6 +245,18 @@ impl<R: Run> State<R> {
     /// is stale (the clock is read lazily, at most once per section).
     pub(super) fn begin_section(&mut self) {
         self.clock.begin_poll();
+    }
+
+    /// Every lock section ends here: the `metrics` exporter, if any, gets
+    /// what changed in it (see [`crate::observe`]).
+    #[inline]
+    pub(super) fn publish(&mut self) {
+        if self.metrics.is_on() {
+            let stats = self.stats();
+            let changes = self.budgets.changes();
+            self.metrics
+                .publish(&stats, self.failed_fast, changes, &mut self.clock);
+        }
     }
 
     /// A copy of the time distributions, if timing is on.

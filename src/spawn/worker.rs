@@ -77,6 +77,9 @@ impl<R: Run> Future for Worker<R> {
         // wakes this waker (the protocol's rule 5).
         this.handle.waker.register(cx.waker());
         if !this.shared.is_cancelled() {
+            // The caller's span where the stream was spawned: the futures and
+            // the source log inside it, as they would in place.
+            let _span = this.shared.span().enter();
             let run = panic::catch_unwind(AssertUnwindSafe(|| {
                 run(
                     this.shared,

@@ -18,6 +18,8 @@
 //! - `fail_fast`: fallible gates (`try_bounded`), and what the gates logged
 //!   asked against the fail-fast rule.
 //! - `clock`: a clock the test moves by hand (`.clock(...)`).
+//! - `metrics`: a recorder that keeps what `.metrics(..)` publishes;
+//!   `traces`: a subscriber that keeps each event with its spans.
 //! - `panic`, `rng`, `watchdog`: expected panics, one generator, hang limits.
 #![cfg(not(loom))]
 
@@ -28,6 +30,7 @@ mod executors;
 mod fail_fast;
 mod gate;
 mod limits;
+mod metrics;
 mod mode;
 mod panic;
 mod poller;
@@ -35,6 +38,7 @@ mod rng;
 mod schedule;
 mod source;
 mod stats;
+mod traces;
 mod watchdog;
 mod yielding;
 
@@ -45,6 +49,7 @@ pub use executors::{SmolPool, StepExecutor, tokio_current_thread, tokio_multi_th
 pub use fail_fast::*;
 pub use gate::{Counts, Fault, Gate, GateSource, Gates, Output};
 pub use limits::{Change, InForce};
+pub use metrics::{Recorded, nanos};
 pub use mode::{Driven, Mode, Observe};
 pub use panic::{INJECTED, caught, quiet_injected_panics};
 pub use poller::{drain_ready, poll_once};
@@ -55,5 +60,6 @@ pub use schedule::{
 };
 pub use source::{Counted, FedSource, Feed, counted, fed_source};
 pub use stats::{assert_all_done, fresh_stats};
+pub use traces::{Logged, Traces};
 pub use watchdog::{HANG_LIMIT, Watchdog, eventually};
 pub use yielding::{yield_now, yield_then};

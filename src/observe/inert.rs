@@ -1,0 +1,84 @@
+//! The hooks with their feature off: types of size zero (each holding a `()`,
+//! so that they are built with `default()` as the real ones are) and
+//! functions that do nothing, each `#[inline(always)]`, so a stream built
+//! without the feature compiles to what it was before the feature existed.
+
+#[cfg(not(feature = "metrics"))]
+pub(crate) use self::metrics::{Changes, Metrics, Samples};
+#[cfg(not(feature = "tracing"))]
+pub(crate) use self::trace::{Span, limit_changed};
+
+#[cfg(not(feature = "metrics"))]
+mod metrics {
+    use crate::clock::Clocking;
+    use crate::observe::Kind;
+    use crate::stats::Stats;
+
+    /// No exporter: never on.
+    #[derive(Debug, Default)]
+    pub(crate) struct Metrics(());
+
+    impl Metrics {
+        #[inline(always)]
+        pub(crate) fn is_on(&self) -> bool {
+            false
+        }
+
+        #[inline(always)]
+        pub(crate) fn adopt(&mut self, _: &mut impl Clocking, _: (bool, bool)) {}
+
+        #[inline(always)]
+        pub(crate) fn publish(&mut self, _: &Stats, _: bool, _: Changes, _: &mut impl Clocking) {}
+    }
+
+    /// No count of limit changes.
+    #[derive(Clone, Copy, Debug, Default)]
+    pub(crate) struct Changes(());
+
+    impl Changes {
+        #[inline(always)]
+        pub(crate) fn record(&mut self, _: (usize, usize), _: (usize, usize)) {}
+    }
+
+    /// No samples kept.
+    #[derive(Debug, Default)]
+    pub(crate) struct Samples(());
+
+    impl Samples {
+        #[inline(always)]
+        pub(crate) fn tap(&mut self) {}
+
+        #[inline(always)]
+        pub(crate) fn record(&mut self, _: Kind, _: u64) {}
+
+        #[inline(always)]
+        pub(crate) fn drain(&mut self, _: &mut dyn FnMut(usize, u64, usize)) {}
+    }
+}
+
+#[cfg(not(feature = "tracing"))]
+mod trace {
+    use crate::observe::Cause;
+
+    /// No span to carry into the tasks.
+    #[derive(Debug)]
+    pub(crate) struct Span;
+
+    impl Span {
+        #[inline(always)]
+        pub(crate) fn current() -> Self {
+            Span
+        }
+
+        #[inline(always)]
+        pub(crate) fn enter(&self) -> Entered {
+            Entered
+        }
+    }
+
+    /// Nothing entered.
+    pub(crate) struct Entered;
+
+    #[inline(always)]
+    pub(crate) fn limit_changed(_: (usize, usize), _: (usize, usize), _: Cause) {}
+}

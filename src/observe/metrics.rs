@@ -1,0 +1,419 @@
+//! Feature `metrics`: a stream's [`Stats`] and timings published through the
+//! `metrics` facade, under fixed names with the label `stream = name` (see
+//! [`BoundedBuffered::metrics`](crate::BoundedBuffered::metrics) for the list,
+//! and why the names are fixed).
+//!
+//! Nothing here runs per item. The stream publishes once per `poll_next` in
+//! place and once per lock section spawned ([`Metrics::publish`]): it hands
+//! over a snapshot of its stats, and the exporter sets each gauge that moved
+//! since the last publish and adds to each counter what its total gained. So
+//! ten items completed in one poll are one `increment(10)`, and a poll that
+//! changed nothing calls nothing. The only calls that follow the number of
+//! items are the histograms': one `record_many` per run of equal durations
+//! the clock recorded (it is read once per poll, so many items of one poll
+//! share a reading), kept by [`Samples`] until the next publish.
+//!
+//! The handles are registered, and the names described, when `.metrics` is
+//! called (and when a later builder call adds timings or keys or weights):
+//! with the recorder current then, the global one or the one that
+//! `metrics::with_local_recorder` set.
+
+use metrics::{
+    Counter, Gauge, Histogram, Label, SharedString, Unit, describe_counter, describe_gauge,
+    describe_histogram,
+};
+
+use crate::clock::Clocking;
+use crate::observe::Kind;
+use crate::stats::Stats;
+
+/// The gauges, in [`gauge_values`] order: the counts, the limits, then those
+/// of the key rule and of the weight budgets.
+const GAUGES: [(&str, Option<Unit>, &str); 9] = [
+    (
+        "bounded_active",
+        Some(Unit::Count),
+        "Futures started and not yet complete.",
+    ),
+    (
+        "bounded_waiting",
+        Some(Unit::Count),
+        "Items pulled from the source and not yet started.",
+    ),
+    (
+        "bounded_held",
+        Some(Unit::Count),
+        "Complete outputs not yet handed to the consumer.",
+    ),
+    (
+        "bounded_workers_limit",
+        Some(Unit::Count),
+        "The `workers` limit in force.",
+    ),
+    (
+        "bounded_waiting_limit",
+        Some(Unit::Count),
+        "The `waiting` limit in force.",
+    ),
+    (
+        "bounded_keys_running",
+        Some(Unit::Count),
+        "With `per_key`: keys with an item running.",
+    ),
+    (
+        "bounded_blocked_by_key",
+        Some(Unit::Count),
+        "With `per_key`: waiting items whose key is at its limit.",
+    ),
+    (
+        "bounded_running_weight",
+        None,
+        "With weight budgets: the weight of the items running, each counted at most the budget.",
+    ),
+    (
+        "bounded_waiting_weight",
+        None,
+        "With weight budgets: the weight of the items waiting, each counted at most the budget.",
+    ),
+];
+
+/// The first gauge of the key rule, and of the weight budgets.
+const KEY_GAUGES: usize = 5;
+const WEIGHT_GAUGES: usize = 7;
+
+/// The counters, in [`totals`] order (the limit changes last, four series of
+/// one name).
+const COUNTERS: [(&str, &str); 6] = [
+    ("bounded_pulled_total", "Items taken from the source."),
+    (
+        "bounded_completed_total",
+        "Futures that completed, whether or not their output was taken.",
+    ),
+    (
+        "bounded_expired_total",
+        "Waiting items that expired instead of starting (`max_wait`).",
+    ),
+    (
+        "bounded_failed_total",
+        "Runs that failed fast (`try_bounded`): the error, from the source or a future, that ended the run.",
+    ),
+    (
+        "bounded_rejected_total",
+        "Items handed back unstarted by `shed`.",
+    ),
+    (
+        "bounded_limit_changes_total",
+        "Changes of the `workers` or `waiting` limit in force (label `limit`), up or down (label `direction`), by a `Limits` handle or the adaptive controller.",
+    ),
+];
+
+/// The series of `bounded_limit_changes_total`, in [`Changes`] order.
+const LIMIT_CHANGES: [(&str, &str); 4] = [
+    ("workers", "up"),
+    ("workers", "down"),
+    ("waiting", "up"),
+    ("waiting", "down"),
+];
+
+/// The histograms, in [`Kind`] order.
+const HISTOGRAMS: [(&str, &str); 3] = [
+    (
+        "bounded_wait_seconds",
+        "From the pull to the start, per started item (with `timed`).",
+    ),
+    (
+        "bounded_run_seconds",
+        "From the start to the completion, per completed item (with `timed`).",
+    ),
+    (
+        "bounded_held_seconds",
+        "From the completion to the hand-out, per output handed out (with `timed`).",
+    ),
+];
+
+/// A stream's exporter, if `.metrics` was called: one pointer in the stream,
+/// checked once per publish.
+#[derive(Default)]
+pub(crate) struct Metrics(Option<Box<Exporter>>);
+
+/// How many counter series: the totals, and the four of the limit changes.
+const SERIES: usize = COUNTERS.len() - 1 + LIMIT_CHANGES.len();
+
+/// Flat arrays, compared element by element at each publish: the handles
+/// and what each last showed, side by side.
+struct Exporter {
+    /// `stream = name`, for what is registered later.
+    labels: Vec<Label>,
+    /// Each gauge: registered, or a no-op handle for those of keys and
+    /// weights on a stream without them (whose values stay 0).
+    gauges: [Gauge; GAUGES.len()],
+    /// The value each gauge was last set to; `u64::MAX` before the first.
+    shown: [u64; GAUGES.len()],
+    counters: [Counter; SERIES],
+    /// The total each counter was last brought to.
+    published: [u64; SERIES],
+    /// Once the stream is timed.
+    histograms: Option<[Histogram; 3]>,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Some(exporter) => f
+                .debug_tuple("Metrics")
+                .field(&exporter.labels[0].value())
+                .finish(),
+            None => f.write_str("Metrics(off)"),
+        }
+    }
+}
+
+impl Metrics {
+    /// Registers the stream's metrics under `name` with the current recorder,
+    /// describing each name: the counts, limits and totals, and what else the
+    /// stream has so far (see [`Metrics::adopt`]).
+    pub(crate) fn new(
+        name: SharedString,
+        clock: &mut impl Clocking,
+        (keyed, weighted): (bool, bool),
+    ) -> Self {
+        describe();
+        let labels = vec![Label::new("stream", name)];
+        let gauges = std::array::from_fn(|index| match index < KEY_GAUGES {
+            true => metrics::gauge!(GAUGES[index].0, labels.clone()),
+            false => Gauge::noop(),
+        });
+        let (changes, _) = COUNTERS[COUNTERS.len() - 1];
+        let counters = std::array::from_fn(|index| {
+            match LIMIT_CHANGES.get(index.wrapping_sub(COUNTERS.len() - 1)) {
+                None => metrics::counter!(COUNTERS[index].0, labels.clone()),
+                Some(&(limit, direction)) => {
+                    let mut labels = labels.clone();
+                    labels.push(Label::new("limit", limit));
+                    labels.push(Label::new("direction", direction));
+                    metrics::counter!(changes, labels)
+                }
+            }
+        });
+        let mut metrics = Self(Some(Box::new(Exporter {
+            labels,
+            gauges,
+            shown: [u64::MAX; GAUGES.len()],
+            counters,
+            published: [0; SERIES],
+            histograms: None,
+        })));
+        metrics.adopt(clock, (keyed, weighted));
+        metrics
+    }
+
+    #[inline(always)]
+    pub(crate) fn is_on(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// A builder call gave the stream timings (`clock` is timed), or keys or
+    /// weights: registers what they add, and has the clock keep its
+    /// durations from now on. Nothing if `.metrics` was not called.
+    pub(crate) fn adopt(&mut self, clock: &mut impl Clocking, (keyed, weighted): (bool, bool)) {
+        let Some(exporter) = &mut self.0 else {
+            return;
+        };
+        let ranges = [
+            (keyed, KEY_GAUGES..WEIGHT_GAUGES),
+            (weighted, WEIGHT_GAUGES..GAUGES.len()),
+        ];
+        for (applies, range) in ranges {
+            for index in range.filter(|_| applies) {
+                exporter.gauges[index] = metrics::gauge!(GAUGES[index].0, exporter.labels.clone());
+                // Shown afresh at the next publish.
+                exporter.shown[index] = u64::MAX;
+            }
+        }
+        if exporter.histograms.is_none() && clock.tap() {
+            let labels = &exporter.labels;
+            exporter.histograms =
+                Some(HISTOGRAMS.map(|(name, _)| metrics::histogram!(name, labels.clone())));
+        }
+    }
+
+    /// Publishes what changed since the last call: the gauges that moved,
+    /// what each total gained, the durations the clock kept. `stats` is the
+    /// stream's snapshot now, `failed` whether the run failed fast, `changes`
+    /// the limit changes so far.
+    #[inline(never)]
+    pub(crate) fn publish(
+        &mut self,
+        stats: &Stats,
+        failed: bool,
+        changes: Changes,
+        clock: &mut impl Clocking,
+    ) {
+        let Some(exporter) = &mut self.0 else {
+            return;
+        };
+        let Exporter {
+            gauges,
+            shown,
+            counters,
+            published,
+            histograms,
+            ..
+        } = &mut **exporter;
+        for ((gauge, shown), value) in gauges.iter().zip(shown).zip(gauge_values(stats)) {
+            if value != *shown {
+                // Counts and weights far below 2^53: exact as an `f64`.
+                gauge.set(value as f64);
+                *shown = value;
+            }
+        }
+        let totals = totals(stats, failed, changes);
+        for ((counter, published), total) in counters.iter().zip(published).zip(totals) {
+            if total > *published {
+                counter.increment(total - *published);
+                *published = total;
+            }
+        }
+        if let Some(histograms) = histograms {
+            clock.drain_samples(&mut |kind, nanos, count| {
+                histograms[kind].record_many(nanos as f64 / 1e9, count);
+            });
+        }
+    }
+}
+
+/// The stream is gone, and so is everything it had in flight: its gauges of
+/// counts and weights go to 0 (the limits and the totals stay as they were),
+/// so a scrape does not show work that no longer exists. In place this is the
+/// stream's drop; spawned, the drop of its state, once the consumer and every
+/// task let go of it.
+impl Drop for Exporter {
+    fn drop(&mut self) {
+        let in_flight = [0, 1, 2].into_iter().chain(KEY_GAUGES..GAUGES.len());
+        for index in in_flight {
+            // Never shown, or 0 already: nothing to take back.
+            if self.shown[index] != 0 && self.shown[index] != u64::MAX {
+                self.gauges[index].set(0.0);
+                self.shown[index] = 0;
+            }
+        }
+    }
+}
+
+/// The gauges' values, in [`GAUGES`] order.
+fn gauge_values(stats: &Stats) -> [u64; GAUGES.len()] {
+    let count = |count: usize| count as u64;
+    [
+        count(stats.active),
+        count(stats.waiting),
+        count(stats.held),
+        count(stats.workers_limit),
+        count(stats.waiting_limit),
+        count(stats.keys_running),
+        count(stats.blocked_by_key),
+        stats.running_weight,
+        stats.waiting_weight,
+    ]
+}
+
+/// The counters' totals, in [`Exporter::counters`] order.
+fn totals(stats: &Stats, failed: bool, changes: Changes) -> [u64; SERIES] {
+    let [workers_up, workers_down, waiting_up, waiting_down] = changes.0;
+    [
+        stats.pulled,
+        stats.completed,
+        stats.expired,
+        u64::from(failed),
+        stats.rejected,
+        workers_up,
+        workers_down,
+        waiting_up,
+        waiting_down,
+    ]
+}
+
+/// Describes every name, with its unit, to the current recorder: once per
+/// `.metrics` call, so that the descriptions reach the recorder the handles
+/// are registered with (a process-wide once would miss a recorder installed
+/// after the first stream, and every local one after the first).
+fn describe() {
+    for (name, unit, description) in GAUGES {
+        match unit {
+            Some(unit) => describe_gauge!(name, unit, description),
+            None => describe_gauge!(name, description),
+        }
+    }
+    for (name, description) in COUNTERS {
+        describe_counter!(name, Unit::Count, description);
+    }
+    for (name, description) in HISTOGRAMS {
+        describe_histogram!(name, Unit::Seconds, description);
+    }
+}
+
+/// How often each limit in force moved, counted where limits are applied
+/// (`Budgets::set_by`): `workers` up and down, `waiting` up and down.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Changes([u64; 4]);
+
+impl Changes {
+    /// The limits `(workers, waiting)` went from `old` to `new`.
+    #[inline]
+    pub(crate) fn record(&mut self, old: (usize, usize), new: (usize, usize)) {
+        for (at, (old, new)) in [(0, (old.0, new.0)), (2, (old.1, new.1))] {
+            if new > old {
+                self.0[at] += 1;
+            } else if new < old {
+                self.0[at + 1] += 1;
+            }
+        }
+    }
+}
+
+/// The durations a timed clock recorded since the last publish, for the
+/// histograms, once an exporter asked for them ([`Samples::tap`]): per kind,
+/// runs of equal durations (nanoseconds, how many). The buffers grow to what
+/// one poll or lock section records and are reused: no allocation per item
+/// in steady state.
+#[derive(Debug, Default)]
+pub(crate) struct Samples(Option<Box<[Runs; 3]>>);
+
+/// Runs of equal durations: (nanoseconds, how many), in the order recorded.
+type Runs = Vec<(u64, usize)>;
+
+impl Samples {
+    /// Keeps every duration recorded from now on.
+    pub(crate) fn tap(&mut self) {
+        self.0.get_or_insert_with(Default::default);
+    }
+
+    /// One check on a timed stream without an exporter; the rest out of line.
+    #[inline(always)]
+    pub(crate) fn record(&mut self, kind: Kind, nanos: u64) {
+        if let Some(kinds) = &mut self.0 {
+            Self::keep(kinds, kind, nanos);
+        }
+    }
+
+    #[inline(never)]
+    fn keep(kinds: &mut [Runs; 3], kind: Kind, nanos: u64) {
+        let runs = &mut kinds[kind as usize];
+        match runs.last_mut() {
+            Some((last, count)) if *last == nanos => *count += 1,
+            _ => runs.push((nanos, 1)),
+        }
+    }
+
+    /// Hands each run kept to `f` (the kind's index in [`Kind`] order, the
+    /// duration in nanoseconds, how many), and forgets them.
+    pub(crate) fn drain(&mut self, f: &mut dyn FnMut(usize, u64, usize)) {
+        let Some(kinds) = &mut self.0 else {
+            return;
+        };
+        for (kind, runs) in kinds.iter_mut().enumerate() {
+            for (nanos, count) in runs.drain(..) {
+                f(kind, nanos, count);
+            }
+        }
+    }
+}
