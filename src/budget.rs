@@ -115,9 +115,9 @@ impl Budgets {
         let held = if self.window.is_some() {
             held - rejected
         } else {
-            held - unstarted
+            held
         };
-        active < self.workers && active + held < self.span
+        self.may_start(active, held, unstarted)
     }
 
     /// Whether one more item may be pulled into the waiting queue, which holds

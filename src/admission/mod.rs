@@ -49,17 +49,14 @@ pub(crate) trait Admits<F>: Send + Sync + Unpin + 'static {
     where
         F: 'a;
 
-    /// Whether the rules let one more item be pulled into the queue (the
-    /// count rule aside).
-    fn may_queue(&self) -> bool;
-
     /// What `item` counts for in the weight waiting (0 without weights).
     fn waiting_weight(&self, item: &F) -> u64;
 
-    /// Whether the rules would let one more item be pulled into the queue,
-    /// were waiting items counting `gone` in all (their
-    /// [`waiting_weight`](Self::waiting_weight)s summed) gone: what
-    /// [`crate::shed`] asks before it makes room.
+    /// Whether the rules let one more item be pulled into the queue (the
+    /// count rule aside), were waiting items counting `gone` in all (their
+    /// [`waiting_weight`](Self::waiting_weight)s summed) gone: 0 for the
+    /// queue as it is; more for what [`crate::shed`] asks before it makes
+    /// room.
     fn may_queue_without(&self, gone: u128) -> bool;
 
     /// Whether `item` may take the place of waiting items counting `gone` in
@@ -108,11 +105,6 @@ impl<F, Q: KeyRule<F>, W: WeightRule<F>> Admits<F> for Admission<Q, W> {
             return (in_window && self.weights.may_start(item)).then_some(index);
         }
         None
-    }
-
-    #[inline(always)]
-    fn may_queue(&self) -> bool {
-        self.weights.may_queue()
     }
 
     #[inline(always)]

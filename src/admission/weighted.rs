@@ -156,17 +156,14 @@ pub trait WeightRule<F>: sealed::Sealed + Send + Sync + Unpin + 'static {
     #[doc(hidden)]
     fn may_start(&self, item: &F) -> bool;
 
-    /// Whether the weight waiting leaves room to pull one more item.
-    #[doc(hidden)]
-    fn may_queue(&self) -> bool;
-
     /// What `item` counts for in the weight waiting (0 without weights).
     #[doc(hidden)]
     fn waiting_weight(&self, item: &F) -> u64;
 
-    /// Whether the weight waiting would leave room to pull one more item,
-    /// were waiting items counting `gone` in all (their
-    /// [`waiting_weight`](Self::waiting_weight)s summed) gone.
+    /// Whether the weight waiting leaves room to pull one more item, were
+    /// waiting items counting `gone` in all (their
+    /// [`waiting_weight`](Self::waiting_weight)s summed) gone (0: the queue
+    /// as it is).
     #[doc(hidden)]
     fn may_queue_without(&self, gone: u128) -> bool;
 
@@ -219,11 +216,6 @@ impl<F> WeightRule<F> for Unweighted {
 
     #[inline(always)]
     fn may_start(&self, _: &F) -> bool {
-        true
-    }
-
-    #[inline(always)]
-    fn may_queue(&self) -> bool {
         true
     }
 
@@ -349,18 +341,14 @@ impl<F: WeightOf> WeightRule<F> for Weights {
         self.running == 0 || self.running + self.running_weight(item) <= self.max_running
     }
 
-    /// The rule: the weight waiting below its budget.
-    #[inline]
-    fn may_queue(&self) -> bool {
-        self.waiting < self.max_waiting
-    }
-
     #[inline]
     fn waiting_weight(&self, item: &F) -> u64 {
         // At most the item's own weight: it fits.
         self.max_waiting.min(u128::from(item.weight_of())) as u64
     }
 
+    /// The rule: the weight waiting (less `gone`) below its budget.
+    #[inline]
     fn may_queue_without(&self, gone: u128) -> bool {
         self.waiting - gone < self.max_waiting
     }

@@ -793,14 +793,7 @@ where
     /// item it cannot queue), and the weight waiting below its budget.
     #[inline]
     fn may_queue_admitted(&self) -> bool {
-        let place = if A::APPLIES {
-            self.budgets
-                .may_queue_seated(self.waiting.len(), self.held_expired())
-        } else {
-            self.budgets
-                .may_queue(self.waiting.len(), self.held_expired())
-        };
-        place && self.admission.may_queue()
+        self.may_queue_admitted_without(0, 0)
     }
 
     /// Puts a pulled item in the waiting queue, with its input position when
@@ -867,6 +860,7 @@ where
 
     /// [`Core::may_queue_admitted`], were the `gone` oldest waiting items,
     /// counting `gone_weight` in all, gone.
+    #[inline]
     fn may_queue_admitted_without(&self, gone: usize, gone_weight: u128) -> bool {
         let queued = self.waiting.len() - gone;
         let place = if A::APPLIES {

@@ -613,13 +613,7 @@ impl<R: Run> State<R> {
     /// admitted stream: a place free (at least one) and the weight waiting
     /// below its budget.
     fn may_queue_admitted(&self) -> bool {
-        let place = if R::Admission::APPLIES {
-            self.budgets
-                .may_queue_seated(self.waiting.len(), self.held_expired)
-        } else {
-            self.may_queue()
-        };
-        place && self.admission.may_queue()
+        self.may_queue_admitted_without(0, 0)
     }
 
     /// [`State::may_queue_admitted`], were the `gone` oldest waiting items,
