@@ -14,8 +14,9 @@ pub(crate) struct Held<T> {
 }
 
 enum Order<T> {
-    /// Completion order.
-    Unordered(VecDeque<T>),
+    /// Completion order; and the items started so far, which number the next
+    /// one's position: its place in start order.
+    Unordered(VecDeque<T>, u64),
     /// Input order. The item at input position `p` owns `ring[p % ring.len()]`
     /// from its start until it is yielded: `None` while it runs, `Some` once it
     /// completed and waits for the ones before it. `front..next` are the items
@@ -33,7 +34,7 @@ impl<T> Held<T> {
     pub(crate) fn unordered() -> Self {
         Self {
             len: 0,
-            order: Order::Unordered(VecDeque::new()),
+            order: Order::Unordered(VecDeque::new(), 0),
         }
     }
 
@@ -59,17 +60,23 @@ impl<T> Held<T> {
     #[inline]
     pub(crate) fn front(&self) -> u64 {
         match &self.order {
-            Order::Unordered(_) => 0,
+            Order::Unordered(..) => 0,
             Order::Ordered { front, .. } => *front,
         }
     }
 
-    /// Reserves an entry for an item about to start and returns its position
-    /// (unordered, positions are not needed: always 0).
+    /// Reserves an entry for an item about to start and returns its position:
+    /// its place in input order, or unordered in start order (the outputs do
+    /// not need it there, but the worker slots poll a batch of wakes oldest
+    /// first by it).
     #[inline]
     pub(crate) fn begin(&mut self) -> u64 {
         match &mut self.order {
-            Order::Unordered(_) => 0,
+            Order::Unordered(_, started) => {
+                let position = *started;
+                *started = position.wrapping_add(1);
+                position
+            }
             Order::Ordered { ring, front, next } => {
                 if (*next - *front) as usize == ring.len() {
                     grow(ring, *front..*next);
@@ -84,7 +91,7 @@ impl<T> Held<T> {
     #[inline]
     pub(crate) fn complete(&mut self, position: u64, output: T) {
         match &mut self.order {
-            Order::Unordered(done) => done.push_back(output),
+            Order::Unordered(done, _) => done.push_back(output),
             Order::Ordered { ring, .. } => {
                 let mask = ring.len() - 1;
                 let entry = &mut ring[position as usize & mask];
@@ -99,7 +106,7 @@ impl<T> Held<T> {
     #[inline]
     pub(crate) fn pop(&mut self) -> Option<T> {
         let output = match &mut self.order {
-            Order::Unordered(done) => done.pop_front()?,
+            Order::Unordered(done, _) => done.pop_front()?,
             Order::Ordered { ring, front, next } => {
                 if *front == *next {
                     return None;
@@ -120,7 +127,7 @@ impl<T> Held<T> {
     #[cold]
     pub(crate) fn count(&self, mut matches: impl FnMut(&T) -> bool) -> usize {
         match &self.order {
-            Order::Unordered(done) => done.iter().filter(|output| matches(output)).count(),
+            Order::Unordered(done, _) => done.iter().filter(|output| matches(output)).count(),
             Order::Ordered { ring, .. } => ring
                 .iter()
                 .flatten()
@@ -160,7 +167,7 @@ impl<T> Held<T> {
     #[cold]
     pub(crate) fn for_each_output(self, each: impl FnMut(T)) {
         match self.order {
-            Order::Unordered(done) => done.into_iter().for_each(each),
+            Order::Unordered(done, _) => done.into_iter().for_each(each),
             Order::Ordered { ring, .. } => ring.into_iter().flatten().for_each(each),
         }
     }

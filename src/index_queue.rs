@@ -55,6 +55,13 @@ impl IndexQueue {
         Some(index)
     }
 
+    /// Sorts what was pushed after the first `from` indices by `key`.
+    pub(crate) fn sort_batch<K: Ord>(&mut self, from: usize, key: impl FnMut(&usize) -> K) {
+        if self.order.len() - from > 1 {
+            self.order.make_contiguous()[from..].sort_unstable_by_key(key);
+        }
+    }
+
     pub(crate) fn clear(&mut self) {
         while self.pop().is_some() {}
     }

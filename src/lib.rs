@@ -86,6 +86,12 @@
 //!    is woken before its next poll, at the cost of one atomic operation
 //!    (none when a future wakes itself while it is polled); `poll_next` polls
 //!    only the woken futures, so a poll that nothing woke polls no future.
+//!    In place, futures woken together are polled oldest first (in the order
+//!    they started), and a future that another's completion woke is polled
+//!    before anything new starts: when a resource frees and wakes all its
+//!    waiters for the first poll to take it, the longest waiting wins, never
+//!    a newcomer. Spawned, each worker task is polled when the executor
+//!    chooses.
 //! 8. **Cooperative**: one `poll_next` polls at most 128 woken futures without
 //!    an output to return; then it wakes its task and returns `Pending`, so
 //!    futures that keep waking themselves cannot starve the executor.

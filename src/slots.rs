@@ -5,11 +5,19 @@
 //! refilled with `Pin::set`, and its waker is built once, so starting a future
 //! allocates nothing. Only slots whose waker fired are polled again.
 //!
-//! Woken slots wait in one queue, in the order their wakes were seen, each at
-//! most once however many wakes it got. A future that wakes itself while being
-//! polled goes to the back, behind every slot already waiting, so a future that
-//! always wakes itself gets one poll per pass and cannot starve the others. The
-//! queue is reserved to hold every slot, so it never grows while polling.
+//! Woken slots wait in one queue, each at most once however many wakes it got.
+//! A future that wakes itself while being polled goes to the back, behind every
+//! slot already waiting, so a future that always wakes itself gets one poll per
+//! pass and cannot starve the others. The queue is reserved to hold every slot,
+//! so it never grows while polling.
+//!
+//! The wakes that come through the tree carry no order of their own, only slot
+//! numbers. Each batch of them joins the queue oldest future first (by the
+//! position it started at), not in slot order: when one event wakes many
+//! futures that compete for one thing, such as a freed server that wakes all
+//! its waiters and lets the first poll take it, the one that has waited
+//! longest wins, as in a queue. In slot order the lowest slots would win every
+//! time, and a future in a high slot could wait for ever.
 
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
@@ -43,8 +51,9 @@ pin_project! {
     /// What a slot's box holds. The position sits next to the future, not in the
     /// slot, because a poll touches both: the slots stay small and dense.
     struct Running<F> {
-        // The input position of the item running here (used by the ordered
-        // window).
+        // The position of the item running here: its place in input order
+        // (which the ordered window needs), or unordered in start order. A
+        // batch of wakes is polled by it, oldest first.
         position: u64,
         #[pin]
         future: Option<F>,
@@ -144,8 +153,16 @@ impl<F: Future> Slots<F> {
         !self.woken.is_empty() || self.ready.has_ready()
     }
 
-    /// Takes the wakes that came through the tree, then makes one pass over the
-    /// woken slots, polling each once, until the pass ends or `budget` runs out.
+    /// Whether a future was woken from outside its own poll since the last
+    /// [`Slots::poll_woken`] took the tree's wakes.
+    #[inline]
+    pub(crate) fn woken_by_others(&self) -> bool {
+        self.ready.has_ready()
+    }
+
+    /// Takes the wakes that came through the tree (listed oldest future first:
+    /// see the module's documentation), then makes one pass over the woken
+    /// slots, polling each once, until the pass ends or `budget` runs out.
     /// Every slot taken off the queue costs one unit, even one whose future
     /// already finished, so wakes sent from elsewhere in a loop cannot keep the
     /// consumer here. Hands each finished future's output to `done` with its
@@ -160,7 +177,10 @@ impl<F: Future> Slots<F> {
     ) {
         if self.ready.has_ready() {
             let woken = &mut self.woken;
+            let listed = woken.len();
             self.ready.take(|index| woken.push(index), control);
+            let slots = &self.slots;
+            woken.sort_batch(listed, |&index| slots[index].running.position);
         }
         // Slots that wake themselves during this pass go behind it.
         let pass = self.woken.len().min(*budget);

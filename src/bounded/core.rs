@@ -532,8 +532,13 @@ where
         *self.source.get_mut() &= !SOURCE_PENDING;
         let mut budget = POLL_BUDGET;
         loop {
-            // 1. Poll the futures that were woken, and only those. An error stops
-            //    the pass: from then on no future is polled again.
+            // 1. Poll the futures that were woken, and only those (oldest first),
+            //    until none is or the budget is spent: a future that another's
+            //    completion woke, say for the server that one freed, is polled
+            //    before anything new starts in phases 2 and 3, so that what
+            //    waits for a resource is not overtaken by what only arrives
+            //    (contract point 7). An error stops the pass: from then on no
+            //    future is polled again.
             if self.slots.has_woken() {
                 let unstarted = self.held_unstarted();
                 let Self {
@@ -583,6 +588,9 @@ where
                 }
                 if let Some(error) = failure {
                     self.fail(error);
+                }
+                if budget > 0 && self.slots.woken_by_others() {
+                    continue;
                 }
             }
 

@@ -13,6 +13,7 @@ mod fail_fast;
 mod keyed;
 mod limits;
 mod metrics;
+mod poll_order;
 mod progress;
 mod shed;
 mod time;

@@ -6,7 +6,10 @@
 //!
 //! - `--seeds tuned|held-out|all` (default `held-out`): the rule was tuned on
 //!   seeds 1 to 10 (6 to 10 were held out first, missed, and were looked at);
-//!   seeds 11 to 15 were held out, and the table reports them.
+//!   seeds 11 to 15 were held out, and the table reports them. `--seeds
+//!   16-25` (any `FIRST-LAST`) runs others: 16 to 25 were first run after the
+//!   in-place poll order changed (see the README), to check it on seeds no
+//!   one had looked at.
 //! - `--model TEXT`: only the models whose name contains TEXT.
 //! - `--runs`: one line per run as well, not only the worst per row.
 //! - `--trace`: the controller's decisions in each run (with `--model`).
@@ -58,7 +61,19 @@ fn options() -> Result<Options, String> {
                     "tuned" => TUNED.to_vec(),
                     "held-out" => HELD_OUT.to_vec(),
                     "all" => TUNED.iter().chain(&HELD_OUT).copied().collect(),
-                    other => return Err(format!("--seeds {other}: tuned, held-out or all")),
+                    range => {
+                        let seeds = range.split_once('-').and_then(|(first, last)| {
+                            Some(first.parse::<u64>().ok()?..=last.parse::<u64>().ok()?)
+                        });
+                        match seeds {
+                            Some(seeds) if !seeds.is_empty() => seeds.collect(),
+                            _ => {
+                                return Err(format!(
+                                    "--seeds {range}: tuned, held-out, all or FIRST-LAST"
+                                ));
+                            }
+                        }
+                    }
                 }
             }
             "--model" => options.model = Some(value()?),
