@@ -75,7 +75,9 @@ const REBASE_SAME: f64 = 0.1;
 /// services that serve newcomers first and so starve who waits: the
 /// completion rate says fewer run than are in flight (`n − rate × base`,
 /// beyond three standard errors of a count), or the round has more outliers
-/// than the service usually has.
+/// than the service usually has. None of the three counts before the unloaded
+/// run time has 8 samples behind it: against a figure from one or two fast
+/// items, every item looks late.
 ///
 /// **Each round**, then:
 ///
@@ -663,8 +665,12 @@ impl Aimd {
         // serves at `whole / rate` each; the rest of those in flight wait.
         // Coarser, but it sees a queue whose waiting items do not complete
         // (a service that serves newcomers first starves them).
+        // Neither this nor the outliers below count before the unloaded run
+        // time has its first samples, any more than the queue does: against a
+        // figure from one or two fast items, every item looks late.
+        let known = base.spread >= FIRST_SAMPLES;
         let starved = rate.map_or(0.0, |rate| in_flight - rate * base.whole);
-        let starved = if starved > SURE * in_flight / counted.sqrt() {
+        let starved = if known && starved > SURE * in_flight / counted.sqrt() {
             starved.min(in_flight - 1.0)
         } else {
             0.0
@@ -673,7 +679,7 @@ impl Aimd {
         // times (a service that serves newcomers first starves them).
         let expected = base.outliers.max(RARE) * counted;
         let excess = round.outliers as f64 - expected;
-        let starved = if excess > SUSPECT * expected.sqrt() + 1.0 {
+        let starved = if known && excess > SUSPECT * expected.sqrt() + 1.0 {
             starved.max(excess).min(in_flight - 1.0)
         } else {
             starved

@@ -427,6 +427,19 @@ fn completions_too_slow_for_those_in_flight_show_a_starved_queue() {
 }
 
 #[test]
+fn no_starvation_counts_before_the_unloaded_run_time_has_its_first_samples() {
+    let mut feed = Feed::new(Aimd::new(1, 256));
+    // The first item happens to be fast: the unloaded run time is 3 ms, from
+    // one sample, and everything above 12 ms would be an outlier.
+    assert_eq!(feed.round(3).limit, 2);
+    // Items of 13 ms are outliers against it, all of them, more than the
+    // service has; but 3 samples are not the 8 a queue needs, and neither do
+    // outliers count yet: slow start goes on.
+    assert_eq!(feed.round(13).limit, 4);
+    assert_eq!(feed.round(13).limit, 8);
+}
+
+#[test]
 fn slow_start_s_unloaded_run_time_is_replaced_by_settled_rounds() {
     // Slow start's rounds show 8 ms (6 and 10: its rounds favour the fast
     // items); the settled ones show 10 ms (8 and 12).
