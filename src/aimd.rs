@@ -17,7 +17,7 @@ const BACKOFF: f64 = 0.9;
 const CLIP: f64 = 4.0;
 /// A cut leaves a queue of up to this many standard errors: where the run
 /// time varies that much, such a queue costs little and noise cuts less.
-const KEEP: f64 = 0.5;
+const KEEP: f64 = 1.5;
 /// Outliers are expected at least this often: a few samples of a steady
 /// service do not make one outlier news.
 const RARE: f64 = 0.01;
@@ -40,8 +40,10 @@ const SETTLED: usize = 2;
 /// A round binds if at most this share of its samples (rounded up) did not
 /// reach the limit.
 const LOOSE: f64 = 0.1;
-/// A limit reached by this share of the samples, or more, grows by one.
+/// A limit reached by this share of the samples, or more, grows by one; the
+/// share is the mean of the last rounds at the limit, up to this many.
 const SOMETIMES: f64 = 0.05;
+const REACHED_ROUNDS: usize = 4;
 /// Held just below the ceiling for this many samples, or this many rounds,
 /// whichever comes first, it probes the ceiling again.
 const PROBE_SAMPLES: usize = 160;
@@ -89,16 +91,19 @@ const REBASE_SAME: f64 = 0.1;
 ///   where it holds; every 160 samples or 32 rounds held it tries the ceiling
 ///   itself. If the ceiling shows no queue it is stale: the limit grows by
 ///   one, then by twice as much each round that binds (2, 4, 8, ...) until a
-///   queue shows. A limit reached now and then (by at least 5 % of the
-///   samples lately) but not binding grows by one, below the ceiling: the
-///   source is about as fast as the limit. A limit that is not reached never
-///   grows;
+///   queue shows. A limit reached now and then but not binding grows by one:
+///   the source is about as fast as the limit. Now and then means by at
+///   least 5 % of the samples, on average over the last rounds at this limit
+///   (up to 4; a higher limit is reached less often, so it earns its own
+///   growth). Just below the ceiling such a limit holds and probes the
+///   ceiling as a binding one does. A limit that is not reached never grows;
 /// - **a queue within three standard errors**: it counts only if the next round
 ///   at the same limit shows one too (a slow item or two can do that);
 /// - **a queue**: the limit comes down to what the service took, the items in
-///   flight less those waiting, leaving up to half a standard error of queue
-///   (where the run time varies that much such a queue costs little, and noise
-///   cuts less): at least one lower. When the limit did not bind (the source
+///   flight less those waiting, leaving up to one and a half standard errors
+///   of queue (where the run time varies that much such a queue costs little,
+///   and noise cuts less: a cut too deep costs throughput until the limit
+///   climbs back): at least one lower. When the limit did not bind (the source
 ///   held some back), it comes down from the limit by the queue instead. The
 ///   limit it came from becomes the ceiling.
 ///
@@ -198,9 +203,9 @@ pub struct Aimd {
     same: usize,
     /// The last round (or warm-up) reached the limit.
     bound: bool,
-    /// The share of samples that reached the limit, lately (half the last
-    /// round, half the rounds before).
-    reached: f64,
+    /// The share of samples that reached the limit: the mean over the last
+    /// (up to 4) rounds ended at the current limit, and how many there were.
+    reached: (f64, usize),
     /// The lowest limit at which a queue or back-pressure was last seen.
     ceiling: Option<usize>,
     /// Rounds held just below the ceiling since it was last probed.
@@ -420,7 +425,7 @@ impl Aimd {
             round: Round::default(),
             same: 0,
             bound: false,
-            reached: 0.0,
+            reached: (0.0, 0),
             ceiling: None,
             held: 0,
             step: 1,
@@ -547,6 +552,7 @@ impl Aimd {
         };
         if limit != self.limit {
             self.same = usize::from(warm_up > 0);
+            self.reached = (0.0, 0);
         }
         let since = if limit == self.limit {
             self.round.since
@@ -618,7 +624,11 @@ impl Aimd {
                 self.bound && self.same > 0
             };
         self.bound = binds_now;
-        self.reached = (self.reached + round.saturated as f64 / counted) / 2.0;
+        // A higher limit is reached less often: only rounds at this one count.
+        let (share, rounds) = &mut self.reached;
+        *rounds += 1;
+        *share +=
+            (round.saturated as f64 / counted - *share) / (*rounds).min(REACHED_ROUNDS) as f64;
         let limit = self.limit as f64;
         // Little's law needs how many ran, which the limit only bounds.
         let in_flight = (round.in_flight as f64 / counted).clamp(1.0, limit);
@@ -826,30 +836,37 @@ impl Aimd {
         let climbing = self.ceiling.is_none() && self.step > 1;
         if !(twice || climbing && binds) {
             // Reached now and then: the source is about as fast as the limit,
-            // and each time it is reached the source waits. One more.
-            let below = self.ceiling.is_none_or(|ceiling| limit + 1 < ceiling);
-            return if !binds && self.reached >= SOMETIMES && below {
-                limit + 1
-            } else {
-                limit
+            // and each time it is reached the source waits. One more; just
+            // below the ceiling, held there and probing it, as a limit that
+            // binds is (else a ceiling found by noise would hold for good).
+            if binds || self.reached.0 < SOMETIMES {
+                return limit;
+            }
+            return match self.ceiling {
+                Some(ceiling) if limit + 1 >= ceiling => self.hold_or_probe(limit, ceiling),
+                _ => limit + 1,
             };
         }
         match self.ceiling {
             Some(ceiling) if limit + 1 < ceiling => limit + ((ceiling - limit) / 2).max(1),
-            Some(ceiling) => {
-                self.held += 1;
-                if self.held * limit >= PROBE_SAMPLES || self.held >= PROBE_ROUNDS {
-                    self.held = 0;
-                    ceiling
-                } else {
-                    limit
-                }
-            }
+            Some(ceiling) => self.hold_or_probe(limit, ceiling),
             None => {
                 let grown = limit.saturating_add(self.step);
                 self.step = self.step.saturating_mul(2);
                 grown
             }
+        }
+    }
+
+    /// Held just below `ceiling` for one more round: every 160 samples or 32
+    /// rounds, whichever comes first, the ceiling itself.
+    fn hold_or_probe(&mut self, limit: usize, ceiling: usize) -> usize {
+        self.held += 1;
+        if self.held * limit >= PROBE_SAMPLES || self.held >= PROBE_ROUNDS {
+            self.held = 0;
+            ceiling
+        } else {
+            limit
         }
     }
 

@@ -124,8 +124,10 @@ fn a_limit_not_reached_never_grows_and_one_reached_now_and_then_grows_by_one() {
     for _ in 0..10 {
         assert_eq!(feed.round_of(10 * MS, 10 * MS, false).limit, 16);
     }
-    // Reached by 2 of 16 samples: too few to bind, enough for one more.
-    let limits: Vec<_> = (0..3)
+    // Reached by 2 of 16 samples: too few to bind, enough for one more once
+    // the mean of the last 4 rounds at 16 shows it (the second such round);
+    // at each new limit only its own rounds count, and one is enough.
+    let limits: Vec<_> = (0..4)
         .map(|_| {
             feed.until_decision(|feed, i| {
                 let limit = feed.limit() as u64;
@@ -135,7 +137,57 @@ fn a_limit_not_reached_never_grows_and_one_reached_now_and_then_grows_by_one() {
             .limit
         })
         .collect();
-    assert_eq!(limits, [17, 18, 19]);
+    assert_eq!(limits, [16, 17, 18, 19]);
+}
+
+#[test]
+fn a_higher_limit_earns_its_own_growth() {
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(16));
+    feed.settle_at(16, 10, 10);
+    // Reached by a quarter of the samples at 16: one more.
+    let reached_by = |quarter: bool| {
+        move |feed: &mut Feed, i: usize| {
+            let limit = feed.limit() as u64;
+            let done = feed.now + 10 * MS / limit;
+            sample(
+                done - 10 * MS,
+                10 * MS,
+                quarter && i % 4 == 0,
+                false,
+                limit as usize,
+            )
+        }
+    };
+    assert_eq!(feed.until_decision(reached_by(true)).limit, 17);
+    // At 17 the source never reaches it: what 16 showed does not carry over.
+    for _ in 0..4 {
+        assert_eq!(feed.until_decision(reached_by(false)).limit, 17);
+    }
+}
+
+#[test]
+fn reached_now_and_then_just_below_the_ceiling_it_probes_the_ceiling() {
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(16));
+    feed.settle_at(16, 10, 10);
+    // A queue at 16 (mean 15 ms against 10): the ceiling is 16, and it
+    // comes down.
+    feed.round(15);
+    let ceiling = 16;
+    // Back up by one while reached now and then (a quarter of the samples,
+    // not binding), up to just below the ceiling, and held there; every 160
+    // samples held it tries the ceiling, binding or not (else a ceiling that
+    // noise set would hold for good against a source as fast as the limit).
+    let mut limits = Vec::new();
+    for _ in 0..40 {
+        let decision = feed.until_decision(|feed, i| {
+            let limit = feed.limit() as u64;
+            let done = feed.now + 10 * MS / limit;
+            sample(done - 10 * MS, 10 * MS, i % 4 == 0, false, limit as usize)
+        });
+        limits.push(decision.limit);
+    }
+    assert!(limits.contains(&(ceiling - 1)), "{limits:?}");
+    assert!(limits.contains(&ceiling), "probed: {limits:?}");
 }
 
 #[test]
@@ -197,9 +249,9 @@ fn a_small_queue_counts_when_the_next_round_shows_it_too() {
     // 9.5 and 13.5 ms: a mean of 11.5 against 10, 16 x (1 - 10/11.5) = 2.1
     // waiting: above two standard errors, below three. It holds ...
     assert_eq!(feed.round_of(9_500, 13_500, true).limit, 16);
-    // ... and the next round showing it too cuts: 16 - 2.1 + half a
-    // standard error, 14.
-    assert_eq!(feed.round_of(9_500, 13_500, true).limit, 14);
+    // ... and the next round showing it too cuts: 16 - 2.1 + one and a half
+    // standard errors (about 0.75 each), 15.
+    assert_eq!(feed.round_of(9_500, 13_500, true).limit, 15);
     assert_eq!(feed.last().base, base);
 }
 
@@ -222,8 +274,8 @@ fn a_large_queue_cuts_at_once() {
     let mut feed = Feed::new(Aimd::new(1, 256).starting_at(16));
     feed.settle_at(16, 8, 12);
     // A mean of 12 ms: 16 x (1 - 10/12) = 2.7 waiting, above three standard
-    // errors.
-    assert_eq!(feed.round_of(10 * MS, 14 * MS, true).limit, 14);
+    // errors: 16 - 2.7 + one and a half standard errors (about 0.75 each), 15.
+    assert_eq!(feed.round_of(10 * MS, 14 * MS, true).limit, 15);
 }
 
 #[test]
