@@ -1,8 +1,9 @@
 //! Contract point 13, the allocation bound, in both modes (17 spawned): the
 //! stream's storage (slots, wakers, waiting queue, reorder window, ready list;
 //! spawned, the shared state and the tasks themselves) grows to its budgets
-//! once and is then reused, so draining 1 000 or 200 000 items (20 000 or
-//! 100 000 for large budgets) through the same budgets performs the same number of allocations: none per item; with
+//! once and is then reused, so draining 1 000 or 20 000 items (20 000 or
+//! 50 000 for large budgets) through the same budgets performs the same
+//! number of allocations: none per item; with
 //! every per-item opt-in on too (`try_bounded`, `max_wait`, `timed`,
 //! `adaptive`: contract points 21, 23, 24, 26). Small budgets, and budgets
 //! above 1 024 (where an old design's queue allocated a block per 31 items),
@@ -13,6 +14,12 @@
 //! figures. Spawned, the stream runs on the step-by-step executor
 //! (`support::drive!`), on the test's thread, which allocates only when a
 //! task is spawned.
+//!
+//! `BB_ALLOC_ITEMS` sets the larger count of both comparisons (the defaults
+//! keep the debug `cargo test` quick; `.ci/run` also runs this crate in
+//! release with 200 000). A per-item allocation, or storage that keeps
+//! growing, shows at either count: the smaller count already fills every
+//! budget, and the default larger one is 20 or 2.5 times it.
 
 use std::task::Poll;
 use std::time::Duration;
@@ -111,9 +118,21 @@ fn drain<T>(
     (sum, count, run.stats(), tasks)
 }
 
+/// `BB_ALLOC_ITEMS`, or `default`: the larger item count of a comparison.
+fn large(default: u64) -> u64 {
+    std::env::var("BB_ALLOC_ITEMS")
+        .ok()
+        .and_then(|items| items.parse().ok())
+        .unwrap_or(default)
+}
+
 /// The allocations for `small` and `large` items are the same (`small`
 /// is enough items to grow the storage to the budgets).
 fn check(mode: Mode, budgets: (usize, usize, Option<usize>), (small, large): (u64, u64)) {
+    assert!(
+        large > small,
+        "{large} items cannot show growth beyond {small} (BB_ALLOC_ITEMS too low)"
+    );
     for settings in [Settings::Plain, Settings::AllOptIns] {
         let (fewer, fewer_tasks) = allocations_for(mode, small, budgets, settings);
         let (more, more_tasks) = allocations_for(mode, large, budgets, settings);
@@ -134,14 +153,14 @@ fn check(mode: Mode, budgets: (usize, usize, Option<usize>), (small, large): (u6
 both_modes! {
     fn small_budgets_allocate_nothing_per_item(mode) {
         for window in [None, Some(4), Some(16)] {
-            check(mode, (4, 8, window), (1_000, 200_000));
+            check(mode, (4, 8, window), (1_000, large(20_000)));
         }
     }
 
     fn budgets_above_1024_allocate_nothing_per_item(mode) {
         // Many workers (spawned, many tasks), and a deep waiting queue.
         for budgets in [(2048, 2048, None), (2048, 4096, Some(3000)), (8, 4096, None)] {
-            check(mode, budgets, (20_000, 100_000));
+            check(mode, budgets, (20_000, large(50_000)));
         }
     }
 }

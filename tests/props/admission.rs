@@ -34,7 +34,8 @@
 //! Weights are drawn as 0, 1, a small one, exactly a budget, one above it,
 //! or `u64::MAX`, against budgets of 1 to 6 (or `u64::MAX`).
 //!
-//! 512 cases per mode and family by default; `PROPTEST_CASES=N` runs N. The
+//! 512 cases per mode and family by default (a quarter in a debug build:
+//! `support::cases`); `PROPTEST_CASES=N` runs N. The
 //! cases found so far (and the known ones) are kept below as fixed cases,
 //! checked by the same rules in every run.
 

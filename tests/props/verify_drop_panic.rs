@@ -11,7 +11,8 @@
 //! no task outlive a test; one property repeats the drop on tokio's
 //! multi-thread runtime with gates opened from another thread.
 //!
-//! 256 cases per property and mode (32 on tokio) by default;
+//! 256 cases per property and mode (32 on tokio) by default (a quarter in a
+//! debug build: `support::cases`);
 //! `PROPTEST_CASES=N` runs N (N/8 on tokio).
 
 use futures::StreamExt;

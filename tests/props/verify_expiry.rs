@@ -13,7 +13,8 @@
 //! hold. Dropping the stream drops everything exactly once.
 //!
 //! The clock is `support::now`, so each case replays exactly from its seed.
-//! 256 cases in place and 1024 spawned by default; `PROPTEST_CASES=N` runs N.
+//! 256 cases in place and 1024 spawned by default (a quarter in a debug
+//! build: `support::cases`); `PROPTEST_CASES=N` runs N.
 
 use bounded_buffered::{BoundedStreamExt, Expired};
 use proptest::prelude::*;

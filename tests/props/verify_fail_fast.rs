@@ -16,7 +16,8 @@
 //! a random injected panic (contract points 10, 19 and 20 with 21): what the
 //! consumer saw is consistent, and everything is dropped exactly once.
 //!
-//! 256 cases per property and mode by default; `PROPTEST_CASES=N` runs N.
+//! 256 cases per property and mode by default (a quarter in a debug build:
+//! `support::cases`); `PROPTEST_CASES=N` runs N.
 
 use std::task::Poll;
 

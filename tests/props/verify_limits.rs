@@ -15,7 +15,8 @@
 //!
 //! Raises sometimes cross the wake tree's first level (63 slots).
 //!
-//! 256 cases per mode by default; `PROPTEST_CASES=N` runs N.
+//! 256 cases per mode by default (a quarter in a debug build:
+//! `support::cases`); `PROPTEST_CASES=N` runs N.
 
 use proptest::prelude::*;
 use support::{Case, Change, Mode, Run, Step, prop_both_modes};

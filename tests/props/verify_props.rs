@@ -13,7 +13,8 @@
 //! or two other OS threads in a random order, the budgets checked after
 //! every output.
 //!
-//! 256 cases per mode and 32 on tokio by default; `PROPTEST_CASES=N` runs N
+//! 256 cases per mode and 32 on tokio by default (a quarter in a debug build:
+//! `support::cases`); `PROPTEST_CASES=N` runs N
 //! (N/8 on tokio).
 
 use std::task::Poll;

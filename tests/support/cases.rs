@@ -1,14 +1,32 @@
 //! How many cases a property test runs: `PROPTEST_CASES` if set, else the
-//! test's own default.
+//! test's own default, in a debug build a quarter of it.
+//!
+//! The quarter keeps the plain `cargo test` (a debug build, where a case
+//! costs many times what it does optimized) quick; every property still runs
+//! on the same strategies, so the same paths and boundaries, only fewer
+//! draws of them. `.ci/run` also runs the property tests in release, with
+//! every default in full.
 
 use proptest::test_runner::Config;
 
-/// `PROPTEST_CASES`, or `default`.
+/// In a debug build, each default is divided by this.
+const DEBUG_DIVISOR: u32 = 4;
+
+/// `PROPTEST_CASES`, or `default` (in a debug build, a quarter of it, at
+/// least 1).
 pub fn cases(default: u32) -> u32 {
     std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|cases| cases.parse().ok())
-        .unwrap_or(default)
+        .unwrap_or_else(|| build_default(default))
+}
+
+fn build_default(default: u32) -> u32 {
+    if cfg!(debug_assertions) {
+        (default / DEBUG_DIVISOR).max(1)
+    } else {
+        default
+    }
 }
 
 /// [`cases`] cases, and a failing case is reported with its inputs only:

@@ -17,7 +17,9 @@
 //! cites the contract point.
 
 use std::pin::Pin;
-use std::task::{Context, Poll, Waker};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::task::{Context, Poll, Wake, Waker};
 
 use bounded_buffered::{
     BoundedBuffered, Clocking, FutureStream, KeyRule, Limits, Spawned, Stats, Timings,
@@ -25,7 +27,6 @@ use bounded_buffered::{
 };
 use futures::Stream;
 use futures::stream::FusedStream;
-use futures_test::task::{AwokenCount, new_count_waker};
 
 use super::executors::StepExecutor;
 use super::panic::{POLLED_AFTER_ESCAPE, POLLED_AFTER_PANIC, caught};
@@ -115,7 +116,21 @@ pub struct Driven<'a, T> {
     /// The worker tasks' executor, when spawned.
     executor: Option<StepExecutor>,
     waker: Waker,
-    wakes: AwokenCount,
+    wakes: Arc<WakeCount>,
+}
+
+/// The consumer's waker: counts each `wake` and `wake_by_ref`.
+#[derive(Default)]
+struct WakeCount(AtomicUsize);
+
+impl Wake for WakeCount {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.fetch_add(1, SeqCst);
+    }
 }
 
 impl<'a, T> Driven<'a, T> {
@@ -137,7 +152,8 @@ impl<'a, T> Driven<'a, T> {
         stream: Pin<Box<dyn Observe<T> + 'a>>,
         executor: Option<StepExecutor>,
     ) -> Self {
-        let (waker, wakes) = new_count_waker();
+        let wakes = Arc::new(WakeCount::default());
+        let waker = Waker::from(Arc::clone(&wakes));
         Self {
             mode,
             stream: Some(stream),
@@ -245,7 +261,7 @@ impl<'a, T> Driven<'a, T> {
 
     /// How often the consumer's waker was woken so far.
     pub fn wakes(&self) -> usize {
-        self.wakes.get()
+        self.wakes.0.load(SeqCst)
     }
 
     pub fn stats(&self) -> Stats {
