@@ -14,14 +14,15 @@
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Poll, Waker};
 use std::thread;
 
 use bounded_buffered::BoundedStreamExt;
 use futures::executor::block_on;
 use futures::stream::{self, Stream, StreamExt};
 use support::{
-    Driven, Gates, Rng, StepExecutor, Watchdog, both_modes, drive, fed_source, yield_then,
+    Driven, Gates, Rng, StepExecutor, WakeCount, Watchdog, both_modes, drive, fed_source,
+    yield_then,
 };
 
 /// Polls to the end with nothing but the stream's own wakes to go on: each
@@ -63,18 +64,6 @@ impl Future for Yielding {
         self.yields -= 1;
         cx.waker().wake_by_ref();
         Poll::Pending
-    }
-}
-
-/// The consumer's waker: counts wakes; its `Arc` count tells whether anything
-/// still holds it.
-struct ConsumerWaker {
-    wakes: AtomicUsize,
-}
-
-impl Wake for ConsumerWaker {
-    fn wake(self: Arc<Self>) {
-        self.wakes.fetch_add(1, SeqCst);
     }
 }
 
@@ -344,9 +333,7 @@ both_modes! {
         } else {
             Box::pin(built)
         };
-        let consumer = Arc::new(ConsumerWaker {
-            wakes: AtomicUsize::new(0),
-        });
+        let consumer = Arc::new(WakeCount::default());
         let waker = Waker::from(Arc::clone(&consumer));
         let first = stream.as_mut().poll_next(&mut Context::from_waker(&waker));
         assert!(first.is_pending());
@@ -379,12 +366,12 @@ both_modes! {
         );
         // The drop wakes nobody: the consumer is the one dropping (spawned,
         // its cancellation lets the consumer's waker go without waking it).
-        let at_drop = consumer.wakes.load(SeqCst);
+        let at_drop = consumer.get();
         assert_eq!(at_drop, 0, "the drop woke the consumer");
         go.send(()).unwrap();
         late.join().expect("a late wake panicked");
         executor.run_until_stalled();
-        assert_eq!(consumer.wakes.load(SeqCst), at_drop, "a late wake reached the consumer");
+        assert_eq!(consumer.get(), at_drop, "a late wake reached the consumer");
     }
 
     /// Point 7: two wakes during one poll, one from another thread, cost one

@@ -50,7 +50,7 @@ pub use fail_fast::*;
 pub use gate::{Counts, Fault, Gate, GateSource, Gates, Output};
 pub use limits::{Change, InForce};
 pub use metrics::{Recorded, nanos};
-pub use mode::{Driven, Mode, Observe};
+pub use mode::{Driven, Mode, Observe, WakeCount};
 pub use panic::{INJECTED, caught, quiet_injected_panics};
 pub use poller::{drain_ready, poll_once};
 pub use rng::Rng;

@@ -119,9 +119,17 @@ pub struct Driven<'a, T> {
     wakes: Arc<WakeCount>,
 }
 
-/// The consumer's waker: counts each `wake` and `wake_by_ref`.
+/// A consumer's waker: counts each `wake` and `wake_by_ref` (its `Arc`'s
+/// count tells whether anything still holds it).
 #[derive(Default)]
-struct WakeCount(AtomicUsize);
+pub struct WakeCount(AtomicUsize);
+
+impl WakeCount {
+    /// How often it was woken so far.
+    pub fn get(&self) -> usize {
+        self.0.load(SeqCst)
+    }
+}
 
 impl Wake for WakeCount {
     fn wake(self: Arc<Self>) {
@@ -261,7 +269,7 @@ impl<'a, T> Driven<'a, T> {
 
     /// How often the consumer's waker was woken so far.
     pub fn wakes(&self) -> usize {
-        self.wakes.0.load(SeqCst)
+        self.wakes.get()
     }
 
     pub fn stats(&self) -> Stats {
