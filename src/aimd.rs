@@ -52,6 +52,11 @@ const PROBE_ROUNDS: usize = 32;
 /// time within this share of the last one means the run time itself moved.
 const REBASE_CUT: f64 = 0.8;
 const REBASE_SAME: f64 = 0.1;
+/// Cut to at most this share of the limit whose queue began the cuts, with
+/// this many samples there, a run time that kept more than half of its
+/// excess over the unloaded one means the queue was not one.
+const HALVED: f64 = 0.5;
+const HALVED_SAMPLES: f64 = 16.0;
 
 /// The adaptive [`Controller`]: finds how many workers a service takes before
 /// its requests start to wait or it pushes back, and follows it as it changes.
@@ -124,10 +129,24 @@ const REBASE_SAME: f64 = 0.1;
 /// no higher than where it learned: just below the ceiling a queue within the
 /// noise could hide, and learning there would let it creep up with the load.
 /// A settled round faster than it by more than the noise teaches it wherever
-/// it comes. When two rounds in a row cut the limit by a fifth or more and
-/// show the same mean run time (within 10 %), the run time itself moved, not
-/// the queue: that round becomes the unloaded run time, the ceiling goes, and
-/// the limit goes back as far as the first of those rounds allows with it.
+/// it comes.
+///
+/// **Cuts that change nothing.** When two rounds in a row cut the limit by a
+/// fifth or more and show the same mean run time (within 10 %), the run time
+/// itself moved, not the queue: that round becomes the unloaded run time, the
+/// ceiling goes, and the limit goes back as far as the first of those rounds
+/// allows with it. Where the run time varies, rounds differ by more than
+/// that, so a second test looks at more samples. The first round whose mean
+/// run time showed a queue and cut the limit is remembered while the limit
+/// stays at or below its limit. A queue that large leaves with the cuts, and
+/// its share of the run time with it: once the limit is at half that round's
+/// or less, the first 16 samples there tell. If their mean is still nearer
+/// that round's than the unloaded run time, the queue was not one: the run
+/// time itself moved, or the unloaded figure was learned too low. Their mean
+/// becomes the unloaded run time, the ceiling goes, and the limit goes back as
+/// far as that round allows with it (its items in flight × the new figure /
+/// its mean). Either way the round is then forgotten; back-pressure forgets
+/// it too, since refusals cut without a queue.
 ///
 /// The limit stays within `[min, max]`. Ignored outputs ([`Verdict::Ignore`])
 /// and items that never complete are not heard of at all.
@@ -216,6 +235,9 @@ pub struct Aimd {
     suspect: Option<Seen>,
     /// Rounds in a row that showed a queue and cut the limit by a lot.
     streak: Option<Streak>,
+    /// The round whose queue began the cuts since the limit was last higher,
+    /// and what the rounds at half its limit or less showed since.
+    cuts: Option<Cuts>,
     /// The refusals of the items in flight at the last back-off.
     burst: Option<Burst>,
     history: Option<History>,
@@ -296,6 +318,34 @@ struct Streak {
     /// The last of them: its limit and mean run time.
     limit: usize,
     mean: f64,
+}
+
+/// A round that showed a queue and cut the limit, and the rounds that came
+/// after it at half its limit or less, pooled.
+#[derive(Clone, Copy, Debug)]
+struct Cuts {
+    /// Its limit, items in flight, and what it showed.
+    limit: usize,
+    in_flight: f64,
+    first: Seen,
+    below: Option<Seen>,
+}
+
+impl Seen {
+    /// The samples of both, as one.
+    fn pooled(&self, other: &Seen) -> Seen {
+        let samples = self.samples + other.samples;
+        let (a, b) = (self.samples / samples, other.samples / samples);
+        let mean = a * self.mean + b * other.mean;
+        let delta = other.mean - self.mean;
+        Seen {
+            mean,
+            variance: a * self.variance + b * other.variance + a * b * delta * delta,
+            samples,
+            whole: a * self.whole + b * other.whole,
+            outliers: a * self.outliers + b * other.outliers,
+        }
+    }
 }
 
 /// A back-off, and the refusals that came after it from items started
@@ -431,6 +481,7 @@ impl Aimd {
             step: 1,
             suspect: None,
             streak: None,
+            cuts: None,
             burst: None,
             history: None,
         }
@@ -553,6 +604,9 @@ impl Aimd {
         if limit != self.limit {
             self.same = usize::from(warm_up > 0);
             self.reached = (0.0, 0);
+        }
+        if self.cuts.is_some_and(|cuts| limit > cuts.limit) {
+            self.cuts = None;
         }
         let since = if limit == self.limit {
             self.round.since
@@ -697,6 +751,9 @@ impl Aimd {
         // Rounds right after a change favour the fast items (each ends as the
         // first of many new items complete): only a round after two at the
         // same limit (a warm-up counts) shows the mean run time as it is.
+        if self.halved_for_nothing(&seen, at) {
+            return;
+        }
         let settled = self.same >= SETTLED;
         self.same += 1;
         let suspect = self.suspect.take();
@@ -714,6 +771,17 @@ impl Aimd {
             self.decide(at, self.limit, Some(mean), false);
             return;
         }
+        // Cuts begun by a round whose run time showed a queue are checked
+        // against what the run time does below (`halved_for_nothing`); the
+        // other signals do not move the mean, so the check cannot refute them.
+        if queue > threshold && self.cuts.is_none() {
+            self.cuts = Some(Cuts {
+                limit: self.limit,
+                in_flight,
+                first: seen,
+                below: None,
+            });
+        }
         let queue = queue.max(starved);
         // The same mean run time as the last round, both after a large cut
         // (the first round of a rise may mix old and new run times): the run
@@ -728,6 +796,7 @@ impl Aimd {
                 self.provisional = false;
                 self.ceiling = None;
                 self.streak = None;
+                self.cuts = None;
                 let (first, in_flight, first_mean) = streak.first;
                 let back = self.rounded(first, in_flight * mean / first_mean);
                 self.decide(at, back, Some(mean), false);
@@ -758,6 +827,46 @@ impl Aimd {
         self.step = 1;
         self.held = 0;
         self.decide(at, lowered, Some(mean), false);
+    }
+
+    /// Whether the cuts that brought the limit to half, or less, of where a
+    /// queue began them cut a queue that was not one, and if so, rebases: a
+    /// queue that large would have taken most of the run time's excess over
+    /// the unloaded one with it, and the run time kept more than half.
+    fn halved_for_nothing(&mut self, seen: &Seen, at: Duration) -> bool {
+        let limit = self.limit;
+        let (Some(cuts), Some(base)) = (&mut self.cuts, self.base) else {
+            return false;
+        };
+        #[allow(clippy::cast_precision_loss)]
+        if limit as f64 > HALVED * cuts.limit as f64 {
+            return false;
+        }
+        let below = cuts.below.map_or(*seen, |below| below.pooled(seen));
+        cuts.below = Some(below);
+        if below.samples < HALVED_SAMPLES {
+            return false;
+        }
+        // Enough to tell, either way.
+        let Cuts {
+            limit: from,
+            in_flight,
+            first,
+            ..
+        } = *cuts;
+        self.cuts = None;
+        if below.mean < (first.mean + base.mean) / 2.0 {
+            return false;
+        }
+        self.base = Some(Baseline::new(&below, limit));
+        self.provisional = false;
+        self.fresh = None;
+        self.ceiling = None;
+        self.step = 1;
+        self.streak = None;
+        let back = self.rounded(from, in_flight * below.mean / first.mean);
+        self.decide(at, back, Some(seen.mean), false);
+        true
     }
 
     /// What a round with no queue (and a suspect one before it, which was
@@ -906,6 +1015,7 @@ impl Aimd {
         });
         self.held = 0;
         self.streak = None;
+        self.cuts = None;
         #[allow(clippy::cast_precision_loss)]
         let limit = self.lowered((self.limit as f64 * self.backoff).floor());
         self.decide(done, limit, None, true);

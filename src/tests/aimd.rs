@@ -543,18 +543,90 @@ fn the_unloaded_run_time_learns_only_where_no_queue_can_hide() {
 }
 
 #[test]
-fn the_same_run_time_at_a_much_lower_limit_moves_the_unloaded_one() {
+fn the_same_run_time_at_half_the_limit_moves_the_unloaded_one() {
     let mut feed = Feed::new(Aimd::new(1, 256).starting_at(32));
     feed.settle_at(32, 10, 10);
     // The service's run time doubles with no change of load: at 32, 16
-    // seem to wait: cut to 16; at 16, 8 seem to wait: cut to 8 ...
+    // seem to wait: cut to 16 ...
     assert_eq!(feed.round(20).limit, 16);
-    assert_eq!(feed.round(20).limit, 8);
-    // ... and at 8 it is still 20 ms: not a queue. 20 ms is the new unloaded
-    // run time, and the limit goes back to 32, where it all began.
+    // ... and at 16, half of 32, it is still 20 ms, where a queue of 16
+    // would have left: not a queue. 20 ms is the new unloaded run time, and
+    // the limit goes back to 32, where it all began.
     let rebased = feed.round(20);
     assert_eq!(rebased.base, Some(Duration::from_millis(20)));
     assert_eq!(rebased.limit, 32);
+}
+
+#[test]
+fn two_large_cuts_in_a_row_at_the_same_run_time_move_the_unloaded_one() {
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(32));
+    feed.settle_at(32, 10, 10);
+    // 13 ms against 10: at 32, 7.4 seem to wait (cut to 25), at 25, 5.8 do
+    // (cut to 19): each a fifth or more, both at 13 ms ...
+    assert_eq!(feed.round(13).limit, 25);
+    assert_eq!(feed.round(13).limit, 19);
+    // ... and the third at 13 ms too, above half of 32: the run time moved.
+    let rebased = feed.round(13);
+    assert_eq!(rebased.base, Some(Duration::from_millis(13)));
+    assert_eq!(rebased.limit, 32);
+}
+
+#[test]
+fn cuts_to_half_the_limit_that_leave_the_run_time_as_it_was_move_the_unloaded_one() {
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(32));
+    feed.settle_at(32, 10, 10);
+    // 12 ms with the unloaded figure at 10: at 32, 5.3 seem to wait. Each
+    // cut is less than a fifth, so no two in a row are "large".
+    let mut limits = Vec::new();
+    while feed.limit() > 16 {
+        let decision = feed.round(12);
+        assert_eq!(decision.base, Some(Duration::from_millis(10)));
+        limits.push(decision.limit);
+    }
+    assert_eq!(limits, [27, 23, 19, 16]);
+    // At 16, half of 32, the run time has not moved in 16 samples: the queue
+    // that began the cuts was the unloaded figure's error. 12 ms it is, and
+    // the limit goes back to 32.
+    let rebased = feed.round(12);
+    assert_eq!(rebased.base, Some(Duration::from_millis(12)));
+    assert_eq!(rebased.limit, 32);
+}
+
+#[test]
+fn cuts_once_told_apart_are_forgotten() {
+    let mut feed = Feed::new(Aimd::new(1, 256));
+    while feed.limit() < 64 {
+        feed.round(10);
+    }
+    // A real queue at 64: cut to 32, where the run time is back to 10 ms in
+    // the first round: told apart, forgotten.
+    assert_eq!(feed.round(20).limit, 32);
+    for _ in 0..4 {
+        feed.round(10);
+    }
+    let before = feed.limit();
+    assert!(before > 32, "{before}");
+    // Later the run time doubles: the rounds at 10 ms above do not count
+    // against these cuts, which the run time at half the limit tells apart.
+    while feed.last().base == Some(Duration::from_millis(10)) {
+        assert!(feed.limit() > 1, "never rebased");
+        feed.round(20);
+    }
+    assert_eq!(feed.last().base, Some(Duration::from_millis(20)));
+}
+
+#[test]
+fn cuts_to_half_the_limit_that_bring_the_run_time_down_were_a_queue() {
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(32));
+    feed.settle_at(32, 10, 10);
+    // The service now takes 16: at 32, 16 wait (20 ms), and at 16 none do.
+    assert_eq!(feed.round(20).limit, 16);
+    for _ in 0..3 {
+        let decision = feed.round(10);
+        assert_eq!(decision.base, Some(Duration::from_millis(10)));
+        // It closes in on the ceiling, 32, rather than going back to it.
+        assert!(decision.limit < 32, "{decision:?}");
+    }
 }
 
 #[test]

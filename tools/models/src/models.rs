@@ -76,9 +76,13 @@ impl Dist {
                 }
             }
         };
-        // Whole microseconds: tokio's timer has millisecond resolution, so
-        // the paused clock jumps to the next millisecond anyway.
-        Duration::from_micros((ms * 1e3).round() as u64)
+        // Whole milliseconds, the nearest, at least one. tokio's timer has
+        // millisecond resolution and rounds a sleep up to its next tick, so
+        // a draw of 10.3 ms would hold the server for 11: the time reported
+        // would not be the time served, and every draw would gain about half
+        // a millisecond, 5 % of the capacity the ideal counts on. Rounded to
+        // the nearest, the mean stays the model's.
+        Duration::from_millis(ms.round().max(1.0) as u64)
     }
 }
 
