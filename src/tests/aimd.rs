@@ -514,6 +514,22 @@ fn slow_start_s_unloaded_run_time_is_replaced_by_settled_rounds() {
 }
 
 #[test]
+fn against_slow_start_s_figure_a_queue_counts_at_a_half_of_those_in_flight_at_most() {
+    // Run times of 2 and 18 ms: a mean of 10, varying by 0.8 of it.
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(32));
+    assert_eq!(feed.round_of(2 * MS, 18 * MS, false).limit, 32);
+    assert_eq!(feed.last().base, Some(Duration::from_millis(10)));
+    // 18 ms against 10 would be 14.2 waiting of 32, 0.44 of them: under the
+    // cap of a half, not a queue against slow start's figure.
+    let held = feed.round_of(18 * MS, 18 * MS, false);
+    assert_eq!(held.mean_run, Some(Duration::from_millis(18)));
+    assert_eq!(held.limit, 32);
+    // 22 ms would be 17.5 waiting, 0.55 of them: a queue whatever the noise.
+    let cut = feed.round_of(22 * MS, 22 * MS, false);
+    assert!(cut.limit < 32, "{cut:?}");
+}
+
+#[test]
 fn the_unloaded_run_time_learns_only_where_no_queue_can_hide() {
     let mut feed = Feed::new(Aimd::new(1, 256).starting_at(16));
     feed.settle_at(16, 8, 12);
