@@ -121,7 +121,11 @@ const HALVED_SAMPLES: f64 = 16.0;
 /// back-off, and the limit below it: a service that refused *k* of *L* took
 /// *L − k*.
 ///
-/// **The unloaded run time** is first what slow start saw; since slow start's
+/// **The unloaded run time** is first what slow start saw, but for one sample:
+/// once the longest of its samples ran more than 4 times the mean of the
+/// others, it is left out, as an outlier (a slow first item would otherwise
+/// set a figure that no later item is an outlier against, and hide every queue
+/// slow start runs into). Since slow start's
 /// rounds all follow a change, it favours the fast items, and against it a
 /// queue counts only if it is at least the run time's coefficient of
 /// variation (up to a half) of those in flight. Rounds that follow two rounds at
@@ -219,6 +223,9 @@ pub struct Aimd {
     provisional: bool,
     /// ... and what settled rounds showed since, until there is enough of it.
     fresh: Option<Baseline>,
+    /// In slow start, the longest run time the unloaded one holds, until it
+    /// proves an outlier and is left out.
+    slowest: Option<f64>,
     round: Round,
     /// Rounds ended at the current limit (a warm-up counts as one).
     same: usize,
@@ -255,6 +262,8 @@ struct Seen {
     whole: f64,
     /// The share of outliers.
     outliers: f64,
+    /// The longest run time in the mean.
+    longest: f64,
 }
 
 /// The unloaded run time, in seconds: exponentially weighted over about
@@ -296,6 +305,18 @@ impl Baseline {
         self.variance = (old * self.variance + seen.samples * (seen.variance + delta * delta))
             / (old + seen.samples);
         self.spread = old + seen.samples;
+    }
+
+    /// Leaves one sample of `run` out of the mean, as an outlier. How much
+    /// the run time varies is then what `seen` shows: the spread learned so
+    /// far measured each round against a mean that sample made.
+    fn without(&mut self, run: f64, seen: &Seen) {
+        let n = self.weight;
+        self.mean = (self.mean * n - run) / (n - 1.0);
+        self.weight = n - 1.0;
+        self.outliers = (self.outliers * n + 1.0) / n;
+        self.variance = seen.variance;
+        self.spread = seen.samples;
     }
 
     /// Learns everything a round shows.
@@ -346,6 +367,7 @@ impl Seen {
             samples,
             whole: a * self.whole + b * other.whole,
             outliers: a * self.outliers + b * other.outliers,
+            longest: self.longest.max(other.longest),
         }
     }
 }
@@ -377,9 +399,11 @@ struct Round {
     /// Of both, how many reached the limit, and their `in_flight` summed.
     saturated: usize,
     in_flight: usize,
-    /// The run times in seconds of the samples that count, and the squares.
+    /// The run times in seconds of the samples that count, their squares,
+    /// and the longest.
     total: f64,
     squares: f64,
+    longest: f64,
     /// Every run time, outliers included, and when the first and the last
     /// of them completed.
     whole: f64,
@@ -474,6 +498,7 @@ impl Aimd {
             base: None,
             provisional: true,
             fresh: None,
+            slowest: Some(0.0),
             round: Round::default(),
             same: 0,
             bound: false,
@@ -669,6 +694,7 @@ impl Aimd {
             samples,
             whole: round.whole / counted,
             outliers: round.outliers as f64 / counted,
+            longest: round.longest,
         };
         let binds_now = binds(round.saturated, round.samples + round.outliers);
         // Twice in a row at this limit (counting the warm-up): a burst of the
@@ -695,6 +721,7 @@ impl Aimd {
         let rate = (counted > 3.0 && span > 0.0).then(|| (counted - 1.0) / span);
         let Some(base) = self.base else {
             self.base = Some(Baseline::new(&seen, self.limit));
+            self.slowest = self.slowest.map(|_| seen.longest);
             let grown = self.grown(binds_now, twice);
             self.decide(at, grown, Some(mean), false);
             return;
@@ -880,8 +907,23 @@ impl Aimd {
         };
         let rounds = suspect.iter().chain([seen]);
         if self.slow_start {
-            // Biased to the fast items, but the best there is yet.
-            rounds.for_each(|seen| base.learn(seen, limit));
+            // Biased to the fast items, but the best there is yet. Its first
+            // samples are few: one slow item among them (the very first, even)
+            // would make it too high for the next ones to be outliers against
+            // it, and every queue in slow start would hide. The longest sample
+            // it holds is left out once it is an outlier against the rest.
+            for seen in rounds {
+                base.learn(seen, limit);
+                let Some(slowest) = self.slowest.map(|slowest| slowest.max(seen.longest)) else {
+                    continue;
+                };
+                self.slowest = Some(slowest);
+                let rest = (base.mean * base.weight - slowest) / (base.weight - 1.0);
+                if base.weight > 1.0 && slowest > CLIP * rest {
+                    base.without(slowest, seen);
+                    self.slowest = None;
+                }
+            }
         } else if !settled {
             // Biased to the fast items: nothing to learn.
         } else if self.provisional {
@@ -1068,6 +1110,7 @@ impl Controller for Aimd {
             round.samples += 1;
             round.total += run;
             round.squares += run * run;
+            round.longest = round.longest.max(run);
         }
         // A round of nothing but outliers ends too: the run time moved.
         if round.samples >= self.limit || round.outliers >= self.limit {

@@ -492,6 +492,33 @@ fn no_starvation_counts_before_the_unloaded_run_time_has_its_first_samples() {
 }
 
 #[test]
+fn a_slow_first_item_is_left_out_of_slow_start_s_unloaded_run_time() {
+    let mut feed = Feed::new(Aimd::new(1, 256));
+    assert_eq!(feed.round(200).limit, 2);
+    assert_eq!(feed.last().base, Some(Duration::from_millis(200)));
+    // Two items of 10 ms: the first one ran 20 times as long as the others,
+    // an outlier, left out (with it, the figure would be 73 ms).
+    assert_eq!(feed.round(10).limit, 4);
+    assert_eq!(feed.last().base, Some(Duration::from_millis(10)));
+    for limit in [8, 16, 32, 64] {
+        assert_eq!(feed.round(10).limit, limit);
+    }
+    // At 64, a mean of 15 ms is 21 of 64 waiting: a queue (against 73 ms, or
+    // the 14 ms slow start would have reached with it, none).
+    let cut = feed.round(15);
+    assert!(cut.limit < 64, "{cut:?}");
+}
+
+#[test]
+fn a_slow_first_item_within_the_spread_stays_in_slow_start_s_unloaded_run_time() {
+    let mut feed = Feed::new(Aimd::new(1, 256));
+    assert_eq!(feed.round(16).limit, 2);
+    // 16 ms against two of 10 is not 4 times as long: all three count.
+    assert_eq!(feed.round(10).limit, 4);
+    assert_eq!(feed.last().base, Some(Duration::from_millis(12)));
+}
+
+#[test]
 fn slow_start_s_unloaded_run_time_is_replaced_by_settled_rounds() {
     // Slow start's rounds show 8 ms (6 and 10: its rounds favour the fast
     // items); the settled ones show 10 ms (8 and 12).
