@@ -15,14 +15,14 @@
 //! is how long the watchdog waits for the next sign of progress before it
 //! fails the test.
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, mpsc};
+use std::sync::{Mutex, MutexGuard, PoisonError, mpsc};
 use std::thread;
 use std::time::Duration;
 
 use bounded_buffered::{BoundedBuffered, BoundedStreamExt};
 use futures::channel::oneshot;
 use futures::stream::{self, Stream, StreamExt};
-use support::{Observe, OrderedIf, SmolPool, Watchdog, eventually, tokio_multi_thread, yield_now};
+use support::{Observe, OrderedIf, Pool, Watchdog, tokio_multi_thread, yield_now};
 
 const WORKERS: usize = 8;
 const WAITING: usize = 16;
@@ -181,28 +181,14 @@ fn in_place_on_tokio_workers(name: &'static str, ordered: bool) {
     runtime.block_on(consumer).unwrap();
 }
 
-fn spawned_on_tokio(name: &'static str, ordered: bool) {
+fn spawned(pool: Pool, name: &'static str, ordered: bool) {
     let (_one, items, watchdog) = exclusive(name);
     let completers = Completers::start();
-    let runtime = tokio_multi_thread();
     let stream = completers.stream(items, ordered);
-    let mut outputs = stream.spawn_on(runtime.handle().clone());
-    runtime.block_on(check_outputs(&mut outputs, items, ordered, &watchdog));
+    let mut outputs = stream.spawn_on(pool.spawner());
+    pool.block_on(check_outputs(&mut outputs, items, ordered, &watchdog));
     drop(outputs);
-    let metrics = runtime.metrics();
-    eventually("every task to end", || metrics.num_alive_tasks() == 0);
-    completers.stop();
-}
-
-fn spawned_on_smol(name: &'static str, ordered: bool) {
-    let (_one, items, watchdog) = exclusive(name);
-    let completers = Completers::start();
-    let pool = SmolPool::new(2);
-    let stream = completers.stream(items, ordered);
-    let mut outputs = stream.spawn_on(Arc::clone(&pool.executor));
-    smol::block_on(check_outputs(&mut outputs, items, ordered, &watchdog));
-    drop(outputs);
-    eventually("every task to end", || pool.executor.is_empty());
+    pool.wait_for_no_tasks();
     drop(pool);
     completers.stop();
 }
@@ -229,20 +215,20 @@ fn futures_on_tokio_worker_threads_ordered_all_arrive_in_order() {
 
 #[test]
 fn unordered_on_tokio_multi_thread_with_futures_completed_on_os_threads() {
-    spawned_on_tokio("spawned on tokio, unordered", false);
+    spawned(Pool::tokio(), "spawned on tokio, unordered", false);
 }
 
 #[test]
 fn ordered_on_tokio_multi_thread_with_futures_completed_on_os_threads() {
-    spawned_on_tokio("spawned on tokio, ordered", true);
+    spawned(Pool::tokio(), "spawned on tokio, ordered", true);
 }
 
 #[test]
 fn unordered_on_smol_executor_with_futures_completed_on_os_threads() {
-    spawned_on_smol("spawned on smol, unordered", false);
+    spawned(Pool::smol(), "spawned on smol, unordered", false);
 }
 
 #[test]
 fn ordered_on_smol_executor_with_futures_completed_on_os_threads() {
-    spawned_on_smol("spawned on smol, ordered", true);
+    spawned(Pool::smol(), "spawned on smol, ordered", true);
 }

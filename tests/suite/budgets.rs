@@ -9,14 +9,12 @@
 //! run their tasks on an executor the test steps (`support::drive!`). The
 //! boundary is also checked on tokio's and smol's thread pools.
 
-use std::pin::Pin;
-use std::sync::Arc;
 use std::task::Poll;
 
-use bounded_buffered::{BoundedStreamExt, Spawned};
+use bounded_buffered::BoundedStreamExt;
 use futures::StreamExt;
 use support::{
-    Gates, Mode, OrderedIf, Output, SmolPool, both_modes, counted, drain_ready, drive, eventually,
+    Gates, Mode, OrderedIf, both_modes, both_pools, counted, drain_ready, drive, eventually,
     fed_source, random_completions, tokio_multi_thread, yield_now,
 };
 
@@ -487,107 +485,64 @@ fn a_pending_source_wakes_its_task_idle_or_busy_which_pulls_again() {
     }
 }
 
-/// Point 16 on real multi-threaded executors: the source reaches exactly
-/// `workers + waiting` while every future is blocked, the futures never run
-/// more than `workers` at once, and the stream is dropped with the source
-/// still there.
-fn boundary_on_executor(spawn: impl FnOnce(&Gates, usize, usize) -> Spawned<Output>) {
-    let (workers, waiting) = (3, 4);
-    let gates = Gates::new();
-    let mut stream = spawn(&gates, workers, waiting);
-    assert!(support::poll_once(&mut stream).is_pending());
-    gates.wait_until("the workers to start", |c| c.started == workers);
-    gates.wait_until("the queue to fill", |c| c.pulled == workers + waiting);
-    // A worker task counts an item in the stats in the lock section that
-    // pulled it, just after the source yielded it: wait for the count, then
-    // check that it stopped exactly there.
-    eventually("the stats to count the pulled items", || {
-        stream.stats().pulled as usize >= workers + waiting
-    });
-    let stats = stream.stats();
-    assert!(
-        stats.active <= workers && stats.waiting <= waiting,
-        "{stats:?}"
-    );
-    assert_eq!(stats.pulled as usize, workers + waiting);
-    drop(stream);
-    gates.wait_until("everything to be dropped", |c| c.all_dropped());
-    assert_eq!(gates.pulled(), workers + waiting);
-    assert_eq!(gates.counts().peak_running, workers);
-}
-
-#[test]
-fn boundary_on_tokio_multi_thread() {
-    let runtime = tokio_multi_thread();
-    boundary_on_executor(|gates, workers, waiting| {
+both_pools! {
+    /// Point 16 on real multi-threaded executors: the source reaches exactly
+    /// `workers + waiting` while every future is blocked, the futures never run
+    /// more than `workers` at once, and the stream is dropped with the source
+    /// still there.
+    fn boundary(pool) {
+        let (workers, waiting) = (3, 4);
+        let gates = Gates::new();
         let stream = gates.tracked_source(100).bounded(workers, waiting);
-        stream.spawn_on(runtime.handle().clone())
-    });
-}
-
-#[test]
-fn boundary_on_smol_executor() {
-    let pool = SmolPool::new(3);
-    boundary_on_executor(|gates, workers, waiting| {
-        let stream = gates.tracked_source(100).bounded(workers, waiting);
-        stream.spawn_on(Arc::clone(&pool.executor))
-    });
-}
-
-/// Point 16: many items through real executors: peaks never exceed the
-/// budgets, outputs taken slowly or quickly.
-fn peaks_within_budgets(
-    spawn: impl Fn(&Gates, usize, usize, Option<usize>) -> Spawned<Output>,
-    block_on: impl Fn(Pin<Box<dyn Future<Output = ()> + '_>>),
-) {
-    for (workers, waiting, window) in [(2, 3, None), (4, 1, Some(6)), (3, 0, Some(2))] {
-        let gates = Gates::open_except(&[]);
-        let mut stream = spawn(&gates, workers, waiting, window);
-        block_on(Box::pin(async {
-            let mut count = 0;
-            while let Some(out) = stream.next().await {
-                count += 1;
-                drop(out);
-                if count % 7 == 0 {
-                    yield_now().await;
-                }
-            }
-            assert_eq!(count, 500);
-        }));
+        let mut stream = stream.spawn_on(pool.spawner());
+        assert!(support::poll_once(&mut stream).is_pending());
+        gates.wait_until("the workers to start", |c| c.started == workers);
+        gates.wait_until("the queue to fill", |c| c.pulled == workers + waiting);
+        // A worker task counts an item in the stats in the lock section that
+        // pulled it, just after the source yielded it: wait for the count, then
+        // check that it stopped exactly there.
+        eventually("the stats to count the pulled items", || {
+            stream.stats().pulled as usize >= workers + waiting
+        });
         let stats = stream.stats();
-        let span = window.unwrap_or(workers);
-        assert!(stats.peak_active <= workers.min(span), "{stats:?}");
-        assert!(stats.peak_waiting <= waiting, "{stats:?}");
-        assert!(stats.peak_held <= span, "{stats:?}");
-        assert_eq!((stats.pulled, stats.completed), (500, 500));
-        assert!(gates.counts().peak_running <= workers.min(span));
+        assert!(
+            stats.active <= workers && stats.waiting <= waiting,
+            "{stats:?}"
+        );
+        assert_eq!(stats.pulled as usize, workers + waiting);
+        drop(stream);
+        gates.wait_until("everything to be dropped", |c| c.all_dropped());
+        assert_eq!(gates.pulled(), workers + waiting);
+        assert_eq!(gates.counts().peak_running, workers);
     }
-}
 
-#[test]
-fn peaks_within_budgets_on_tokio_multi_thread() {
-    let runtime = tokio_multi_thread();
-    peaks_within_budgets(
-        |gates, workers, waiting, window| {
+    /// Point 16: many items through real executors: peaks never exceed the
+    /// budgets, outputs taken slowly or quickly.
+    fn peaks_within_budgets(pool) {
+        for (workers, waiting, window) in [(2, 3, None), (4, 1, Some(6)), (3, 0, Some(2))] {
+            let gates = Gates::open_except(&[]);
             let stream = gates.tracked_source(500).bounded(workers, waiting);
-            stream.ordered_if(window).spawn_on(runtime.handle().clone())
-        },
-        |future| runtime.block_on(future),
-    );
-}
-
-#[test]
-fn peaks_within_budgets_on_smol_executor() {
-    let pool = SmolPool::new(3);
-    peaks_within_budgets(
-        |gates, workers, waiting, window| {
-            let stream = gates.tracked_source(500).bounded(workers, waiting);
-            stream
-                .ordered_if(window)
-                .spawn_on(Arc::clone(&pool.executor))
-        },
-        |future| smol::block_on(future),
-    );
+            let mut stream = stream.ordered_if(window).spawn_on(pool.spawner());
+            pool.block_on(async {
+                let mut count = 0;
+                while let Some(out) = stream.next().await {
+                    count += 1;
+                    drop(out);
+                    if count % 7 == 0 {
+                        yield_now().await;
+                    }
+                }
+                assert_eq!(count, 500);
+            });
+            let stats = stream.stats();
+            let span = window.unwrap_or(workers);
+            assert!(stats.peak_active <= workers.min(span), "{stats:?}");
+            assert!(stats.peak_waiting <= waiting, "{stats:?}");
+            assert!(stats.peak_held <= span, "{stats:?}");
+            assert_eq!((stats.pulled, stats.completed), (500, 500));
+            assert!(gates.counts().peak_running <= workers.min(span));
+        }
+    }
 }
 
 /// Point 17: budgets of `usize::MAX` work spawned as in place: tasks grow

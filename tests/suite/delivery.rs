@@ -21,8 +21,9 @@ use futures::executor::block_on;
 use futures::future::BoxFuture;
 use futures::stream::{self, Stream, StreamExt};
 use support::{
-    Gates, Mode, OrderedIf, SmolPool, StepExecutor, assert_all_done, both_modes, counted, drive,
-    fed_source, fresh_stats, poll_once, random_completions, tokio_multi_thread, yield_now,
+    Gates, Mode, OrderedIf, SmolPool, StepExecutor, assert_all_done, both_modes, both_pools,
+    counted, drive, fed_source, fresh_stats, poll_once, random_completions, tokio_multi_thread,
+    yield_now,
 };
 
 const ITEMS: usize = 2_000;
@@ -313,24 +314,20 @@ fn check_exactly_once(mut outputs: Vec<usize>, stats: Stats) {
     assert_all_done(&stats, ITEMS);
 }
 
-#[test]
-fn every_output_exactly_once_on_tokio_multi_thread() {
-    let runtime = tokio_multi_thread();
-    let mut stream = jittery(ITEMS)
-        .bounded(4, 8)
-        .spawn_on(runtime.handle().clone());
-    let outputs = runtime.block_on(stream.by_ref().collect::<Vec<_>>());
-    check_exactly_once(outputs, stream.stats());
-}
+both_pools! {
+    fn every_output_exactly_once(pool) {
+        let mut stream = jittery(ITEMS).bounded(4, 8).spawn_on(pool.spawner());
+        let outputs = pool.block_on(stream.by_ref().collect::<Vec<_>>());
+        check_exactly_once(outputs, stream.stats());
+    }
 
-#[test]
-fn every_output_exactly_once_on_smol_executor() {
-    let pool = SmolPool::new(3);
-    let mut stream = jittery(ITEMS)
-        .bounded(4, 8)
-        .spawn_on(Arc::clone(&pool.executor));
-    let outputs = smol::block_on(stream.by_ref().collect::<Vec<_>>());
-    check_exactly_once(outputs, stream.stats());
+    fn ordered_outputs_come_in_input_order(pool) {
+        for window in [1, 4, 16] {
+            let stream = jittery(ITEMS).bounded(4, 2).ordered(window);
+            let outputs: Vec<usize> = pool.block_on(stream.spawn_on(pool.spawner()).collect());
+            assert_eq!(outputs, (0..ITEMS).collect::<Vec<_>>(), "window {window}");
+        }
+    }
 }
 
 #[test]
@@ -344,28 +341,6 @@ fn every_output_exactly_once_with_a_closure_spawner() {
         });
     let outputs = runtime.block_on(stream.by_ref().collect::<Vec<_>>());
     check_exactly_once(outputs, stream.stats());
-}
-
-#[test]
-fn ordered_outputs_come_in_input_order_on_tokio_multi_thread() {
-    let runtime = tokio_multi_thread();
-    for window in [1, 4, 16] {
-        let stream = jittery(ITEMS).bounded(4, 2).ordered(window);
-        let outputs: Vec<usize> =
-            runtime.block_on(stream.spawn_on(runtime.handle().clone()).collect());
-        assert_eq!(outputs, (0..ITEMS).collect::<Vec<_>>(), "window {window}");
-    }
-}
-
-#[test]
-fn ordered_outputs_come_in_input_order_on_smol_executor() {
-    let pool = SmolPool::new(3);
-    for window in [1, 4, 16] {
-        let stream = jittery(ITEMS).bounded(4, 2).ordered(window);
-        let outputs: Vec<usize> =
-            smol::block_on(stream.spawn_on(Arc::clone(&pool.executor)).collect());
-        assert_eq!(outputs, (0..ITEMS).collect::<Vec<_>>(), "window {window}");
-    }
 }
 
 #[test]

@@ -22,9 +22,9 @@ use futures::future::BoxFuture;
 use futures::stream::{self, Stream};
 use futures::{FutureExt, StreamExt};
 use support::{
-    Driven, Fault, Gates, INJECTED, Mode, OrderedIf, Output, SmolPool, StepExecutor, Watchdog,
-    both_modes, caught, counted, drive, drop_before_tasks, eventually, poll_once,
-    quiet_injected_panics, tokio_multi_thread,
+    Driven, Fault, Gates, INJECTED, Mode, OrderedIf, Output, StepExecutor, Watchdog, both_modes,
+    both_pools, caught, counted, drive, drop_before_tasks, poll_once, quiet_injected_panics,
+    tokio_multi_thread,
 };
 
 /// A waker that only counts how many handles to it exist.
@@ -546,34 +546,33 @@ fn drop_mid_flight(gates: &Gates, mut stream: Spawned<Output>, refilled: bool) {
     assert_eq!(gates.counts().futures_dropped, workers + waiting + extra);
 }
 
-#[test]
-fn spawned_dropping_the_stream_drops_everything_exactly_once_on_tokio_multi_thread() {
-    let runtime = tokio_multi_thread();
-    for window in [None, Some(4)] {
-        let gates = Gates::new();
-        let stream = gates.tracked_source(100).bounded(3, 2).ordered_if(window);
-        drop_mid_flight(
-            &gates,
-            stream.spawn_on(runtime.handle().clone()),
-            window.is_some(),
-        );
-        let metrics = runtime.metrics();
-        eventually("every task to end", || metrics.num_alive_tasks() == 0);
+both_pools! {
+    fn spawned_dropping_the_stream_drops_everything_exactly_once(pool) {
+        for window in [None, Some(4)] {
+            let gates = Gates::new();
+            let stream = gates.tracked_source(100).bounded(3, 2).ordered_if(window);
+            drop_mid_flight(&gates, stream.spawn_on(pool.spawner()), window.is_some());
+            pool.wait_for_no_tasks();
+        }
     }
-}
 
-#[test]
-fn spawned_dropping_the_stream_drops_everything_exactly_once_on_smol_executor() {
-    let pool = SmolPool::new(3);
-    for window in [None, Some(4)] {
-        let gates = Gates::new();
-        let stream = gates.tracked_source(100).bounded(3, 2).ordered_if(window);
-        drop_mid_flight(
-            &gates,
-            stream.spawn_on(Arc::clone(&pool.executor)),
-            window.is_some(),
-        );
-        eventually("every task to end", || pool.executor.is_empty());
+    fn spawned_a_panicking_future_is_re_raised(pool) {
+        for window in [None, Some(3)] {
+            let gates = Gates::open_except(&[]);
+            let (yielded, message) = consume_until_panic(|yielded| {
+                let stream = one_panics(&gates, 50, 7).bounded(3, 2).ordered_if(window);
+                let mut stream = stream.spawn_on(pool.spawner());
+                pool.block_on(take_ids(&mut stream, yielded));
+            });
+            assert_eq!(message, "item 7 failed");
+            assert!(!yielded.contains(&7));
+            if window.is_some() {
+                // In order, and nothing from the failed item on.
+                assert_eq!(yielded, (0..yielded.len()).collect::<Vec<_>>());
+            }
+            gates.wait_until("everything to be dropped", |c| c.all_dropped());
+            pool.wait_for_no_tasks();
+        }
     }
 }
 
@@ -612,44 +611,6 @@ fn one_panics(
             item.boxed()
         }
     })
-}
-
-#[test]
-fn spawned_a_panicking_future_is_re_raised_on_tokio_multi_thread() {
-    let runtime = tokio_multi_thread();
-    for window in [None, Some(3)] {
-        let gates = Gates::open_except(&[]);
-        let (yielded, message) = consume_until_panic(|yielded| {
-            let stream = one_panics(&gates, 50, 7).bounded(3, 2).ordered_if(window);
-            let mut stream = stream.spawn_on(runtime.handle().clone());
-            runtime.block_on(take_ids(&mut stream, yielded));
-        });
-        assert_eq!(message, "item 7 failed");
-        assert!(!yielded.contains(&7));
-        if window.is_some() {
-            // In order, and nothing from the failed item on.
-            assert_eq!(yielded, (0..yielded.len()).collect::<Vec<_>>());
-        }
-        gates.wait_until("everything to be dropped", |c| c.all_dropped());
-        let metrics = runtime.metrics();
-        eventually("every task to end", || metrics.num_alive_tasks() == 0);
-    }
-}
-
-#[test]
-fn spawned_a_panicking_future_is_re_raised_on_smol_executor() {
-    let pool = SmolPool::new(3);
-    let gates = Gates::open_except(&[]);
-    let (yielded, message) = consume_until_panic(|yielded| {
-        let mut stream = one_panics(&gates, 50, 7)
-            .bounded(3, 2)
-            .spawn_on(Arc::clone(&pool.executor));
-        smol::block_on(take_ids(&mut stream, yielded));
-    });
-    assert_eq!(message, "item 7 failed");
-    assert!(!yielded.contains(&7));
-    gates.wait_until("everything to be dropped", |c| c.all_dropped());
-    eventually("every task to end", || pool.executor.is_empty());
 }
 
 #[test]

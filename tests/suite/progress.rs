@@ -18,13 +18,13 @@ use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use bounded_buffered::{BoundedStreamExt, Spawned};
+use bounded_buffered::BoundedStreamExt;
 use futures::channel::oneshot;
 use futures::future::BoxFuture;
 use futures::{Stream, StreamExt, stream};
 use support::{
-    Driven, Gates, HANG_LIMIT, Mode, OrderedIf, SmolPool, Watchdog, both_modes, counted, drive,
-    tokio_multi_thread, yield_now, yield_then,
+    Driven, Gates, HANG_LIMIT, Mode, OrderedIf, Pool, Watchdog, both_modes, both_pools, counted,
+    drive, yield_now, yield_then,
 };
 
 both_modes! {
@@ -301,10 +301,7 @@ fn outputs_taken_in_a_batch_wake_one_task() {
 /// The futurelock shape: after taking its first output, the consumer awaits
 /// something that only the other in-flight futures produce. In place that
 /// deadlocks, since nobody polls them; spawned, they finish on their own.
-fn consumer_waits_for_the_workers(
-    spawn: impl FnOnce(Vec<BoxFuture<'static, usize>>) -> Spawned<usize>,
-    block_on: impl FnOnce(BoxFuture<'_, ()>),
-) {
+fn consumer_waits_for_the_workers(pool: &Pool, window: Option<usize>) {
     const WORKERS: usize = 3;
     let finished = Arc::new(AtomicUsize::new(0));
     let (all_done, all_done_seen) = oneshot::channel();
@@ -325,9 +322,10 @@ fn consumer_waits_for_the_workers(
                 index
             }) as BoxFuture<'static, usize>
         })
-        .collect();
-    let mut stream = spawn(items);
-    block_on(Box::pin(async move {
+        .collect::<Vec<_>>();
+    let stream = stream::iter(items).bounded(WORKERS, 0).ordered_if(window);
+    let mut stream = stream.spawn_on(pool.spawner());
+    pool.block_on(async move {
         let _watchdog = Watchdog::start("a consumer waiting for in-flight futures");
         let first = stream.next().await.unwrap();
         // Not polling the stream now: only the worker tasks can make this happen.
@@ -336,32 +334,22 @@ fn consumer_waits_for_the_workers(
         rest.push(first);
         rest.sort_unstable();
         assert_eq!(rest, [0, 1, 2]);
-    }));
+    });
 }
 
-#[test]
-fn futures_progress_while_the_consumer_awaits_something_else_on_tokio_multi_thread() {
-    let runtime = tokio_multi_thread();
-    consumer_waits_for_the_workers(
-        |items| {
-            let stream = stream::iter(items).bounded(3, 0).ordered(3);
-            stream.spawn_on(runtime.handle().clone())
-        },
-        |future| runtime.block_on(future),
-    );
-}
+both_pools! {
+    fn futures_progress_while_the_consumer_awaits_something_else(pool) {
+        for window in [None, Some(3)] {
+            consumer_waits_for_the_workers(&pool, window);
+        }
+    }
 
-#[test]
-fn futures_progress_while_the_consumer_awaits_something_else_on_smol_executor() {
-    let pool = SmolPool::new(3);
-    consumer_waits_for_the_workers(
-        |items| {
-            stream::iter(items)
-                .bounded(3, 0)
-                .spawn_on(Arc::clone(&pool.executor))
-        },
-        |future| smol::block_on(future),
-    );
+    fn cpu_bound_futures_run_in_parallel(pool) {
+        let running = Arc::new(AtomicUsize::new(0));
+        let stream = both_at_once(&running).bounded(2, 0).spawn_on(pool.spawner());
+        let together: Vec<bool> = pool.block_on(stream.collect());
+        assert_eq!(together, [true, true]);
+    }
 }
 
 /// Point 18 on tokio's paused clock: spawned, the consumer's 100 ms per item
@@ -416,26 +404,4 @@ fn both_at_once(
             true
         }
     })
-}
-
-#[test]
-fn cpu_bound_futures_run_in_parallel_on_tokio_multi_thread() {
-    let runtime = tokio_multi_thread();
-    let running = Arc::new(AtomicUsize::new(0));
-    let stream = both_at_once(&running)
-        .bounded(2, 0)
-        .spawn_on(runtime.handle().clone());
-    let together: Vec<bool> = runtime.block_on(stream.collect());
-    assert_eq!(together, [true, true]);
-}
-
-#[test]
-fn cpu_bound_futures_run_in_parallel_on_smol_executor() {
-    let pool = SmolPool::new(2);
-    let running = Arc::new(AtomicUsize::new(0));
-    let stream = both_at_once(&running)
-        .bounded(2, 0)
-        .spawn_on(Arc::clone(&pool.executor));
-    let together: Vec<bool> = smol::block_on(stream.collect());
-    assert_eq!(together, [true, true]);
 }

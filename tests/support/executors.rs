@@ -12,6 +12,7 @@ use futures::future::BoxFuture;
 
 use super::gate::lock;
 use super::rng::Rng;
+use super::watchdog::eventually;
 
 /// A tokio runtime with two worker threads.
 pub fn tokio_multi_thread() -> tokio::runtime::Runtime {
@@ -62,6 +63,96 @@ impl Drop for SmolPool {
             thread.join().unwrap();
         }
     }
+}
+
+/// A multi-threaded executor, tokio's or smol's, for a test that must hold on
+/// both: write it once with [`both_pools!`](crate::both_pools).
+pub enum Pool {
+    /// [`tokio_multi_thread`]: two worker threads.
+    Tokio(tokio::runtime::Runtime),
+    /// A [`SmolPool`] of three threads.
+    Smol(SmolPool),
+}
+
+/// Spawns on a [`Pool`].
+#[derive(Clone)]
+pub enum PoolSpawner {
+    Tokio(tokio::runtime::Handle),
+    Smol(Arc<smol::Executor<'static>>),
+}
+
+impl Spawner for PoolSpawner {
+    fn spawn(&self, task: BoxFuture<'static, ()>) {
+        match self {
+            PoolSpawner::Tokio(handle) => drop(tokio::runtime::Handle::spawn(handle, task)),
+            PoolSpawner::Smol(executor) => smol::Executor::spawn(executor, task).detach(),
+        }
+    }
+}
+
+impl Pool {
+    pub fn tokio() -> Self {
+        Pool::Tokio(tokio_multi_thread())
+    }
+
+    pub fn smol() -> Self {
+        Pool::Smol(SmolPool::new(3))
+    }
+
+    pub fn spawner(&self) -> PoolSpawner {
+        match self {
+            Pool::Tokio(runtime) => PoolSpawner::Tokio(runtime.handle().clone()),
+            Pool::Smol(pool) => PoolSpawner::Smol(Arc::clone(&pool.executor)),
+        }
+    }
+
+    /// Runs `future` to completion on the test's thread (tokio: inside the
+    /// runtime).
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        match self {
+            Pool::Tokio(runtime) => runtime.block_on(future),
+            Pool::Smol(_) => smol::block_on(future),
+        }
+    }
+
+    /// Waits until every task spawned on it has ended.
+    pub fn wait_for_no_tasks(&self) {
+        let what = "every task to end";
+        match self {
+            Pool::Tokio(runtime) => {
+                let metrics = runtime.metrics();
+                eventually(what, || metrics.num_alive_tasks() == 0);
+            }
+            Pool::Smol(pool) => eventually(what, || pool.executor.is_empty()),
+        }
+    }
+}
+
+/// A test written once, run on both pools: `both_pools! { fn name(pool) { ..
+/// } }` makes a module `name` with the tests `tokio_multi_thread` and
+/// `smol_executor`, each running the body with `pool` a [`Pool`] of that
+/// kind.
+#[macro_export]
+macro_rules! both_pools {
+    ($($(#[$meta:meta])* fn $name:ident($pool:ident) $body:block)*) => {$(
+        $(#[$meta])*
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #[test]
+            fn tokio_multi_thread() {
+                let $pool = $crate::Pool::tokio();
+                $body
+            }
+
+            #[test]
+            fn smol_executor() {
+                let $pool = $crate::Pool::smol();
+                $body
+            }
+        }
+    )*};
 }
 
 /// An executor that polls one task at a time, the one the caller picks among

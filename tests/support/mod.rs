@@ -9,7 +9,8 @@
 //! - `poller`: polling by hand, with a waker that does nothing.
 //! - `source`: sources that count their polls, or that the test feeds.
 //! - `yielding`: futures that need several polls.
-//! - `executors`: tokio's runtimes, a smol pool, a step-by-step executor.
+//! - `executors`: tokio's runtimes, a smol pool, either as a `Pool`
+//!   (`both_pools!`), a step-by-step executor.
 //! - `mode`: one test body, both modes (`both_modes!`, `drive!`, `Driven`).
 //! - `schedule`: a stream in either mode stepped at random, budgets checked
 //!   after each step; `completions`: gates opened in a random order.
@@ -45,7 +46,9 @@ mod yielding;
 pub use cases::{cases, config};
 pub use clock::*;
 pub use completions::random_completions;
-pub use executors::{SmolPool, StepExecutor, tokio_current_thread, tokio_multi_thread};
+pub use executors::{
+    Pool, PoolSpawner, SmolPool, StepExecutor, tokio_current_thread, tokio_multi_thread,
+};
 pub use fail_fast::*;
 pub use gate::{Counts, Fault, Gate, GateSource, Gates, Output};
 pub use limits::{Change, InForce};
