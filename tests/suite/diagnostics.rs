@@ -112,11 +112,15 @@ fn mistakes_get_messages_that_name_them_and_every_form_is_storable() {
     let dir = target_dir().join("diagnostics");
     let src = dir.join("src").join("bin");
     fs::create_dir_all(&src).expect("the cases' folder");
+    // The cases' `futures` is futures-util as the crate itself has it: no
+    // crate to check that the library does not build anyway (`futures`, by
+    // default, adds its macros, and with them syn: twice the time).
     fs::write(
         dir.join("Cargo.toml"),
         format!(
             "[package]\nname = \"diagnostics\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
-             [workspace]\n\n[dependencies]\nbounded-buffered = {{ path = {:?} }}\nfutures = \"0.3\"\n",
+             [workspace]\n\n[dependencies]\nbounded-buffered = {{ path = {:?} }}\n\
+             futures = {{ package = \"futures-util\", version = \"0.3\", default-features = false, features = [\"std\"] }}\n",
             crate_root.display().to_string()
         ),
     )
