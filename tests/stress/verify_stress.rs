@@ -22,7 +22,7 @@ use std::time::Duration;
 use bounded_buffered::{BoundedBuffered, BoundedStreamExt};
 use futures::channel::oneshot;
 use futures::stream::{self, Stream, StreamExt};
-use support::{Observe, OrderedIf, Pool, Watchdog, tokio_multi_thread, yield_now};
+use support::{Observe, OrderedIf, Pool, Watchdog, both_pools, tokio_multi_thread, yield_now};
 
 const WORKERS: usize = 8;
 const WAITING: usize = 16;
@@ -213,22 +213,12 @@ fn futures_on_tokio_worker_threads_ordered_all_arrive_in_order() {
     in_place_on_tokio_workers("tokio workers, ordered", true);
 }
 
-#[test]
-fn unordered_on_tokio_multi_thread_with_futures_completed_on_os_threads() {
-    spawned(Pool::tokio(), "spawned on tokio, unordered", false);
-}
+both_pools! {
+    fn unordered_spawned_with_futures_completed_on_os_threads(pool) {
+        spawned(pool, "spawned, unordered", false);
+    }
 
-#[test]
-fn ordered_on_tokio_multi_thread_with_futures_completed_on_os_threads() {
-    spawned(Pool::tokio(), "spawned on tokio, ordered", true);
-}
-
-#[test]
-fn unordered_on_smol_executor_with_futures_completed_on_os_threads() {
-    spawned(Pool::smol(), "spawned on smol, unordered", false);
-}
-
-#[test]
-fn ordered_on_smol_executor_with_futures_completed_on_os_threads() {
-    spawned(Pool::smol(), "spawned on smol, ordered", true);
+    fn ordered_spawned_with_futures_completed_on_os_threads(pool) {
+        spawned(pool, "spawned, ordered", true);
+    }
 }

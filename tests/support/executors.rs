@@ -135,22 +135,10 @@ impl Pool {
 #[macro_export]
 macro_rules! both_pools {
     ($($(#[$meta:meta])* fn $name:ident($pool:ident) $body:block)*) => {$(
-        $(#[$meta])*
-        mod $name {
-            #[allow(unused_imports)]
-            use super::*;
-
-            #[test]
-            fn tokio_multi_thread() {
-                let $pool = $crate::Pool::tokio();
-                $body
-            }
-
-            #[test]
-            fn smol_executor() {
-                let $pool = $crate::Pool::smol();
-                $body
-            }
+        $crate::one_test_per_case! {
+            $(#[$meta])* $name($pool) $body,
+            tokio_multi_thread = $crate::Pool::tokio(),
+            smol_executor = $crate::Pool::smol(),
         }
     )*};
 }

@@ -344,22 +344,31 @@ macro_rules! drive {
 #[macro_export]
 macro_rules! both_modes {
     ($($(#[$meta:meta])* fn $name:ident($mode:ident) $body:block)*) => {$(
+        $crate::one_test_per_case! {
+            $(#[$meta])* $name($mode) $body,
+            in_place = $crate::Mode::InPlace,
+            spawned = $crate::Mode::Spawned,
+        }
+    )*};
+}
+
+/// What `both_modes!` and `both_pools!` expand to: a module `name` with one
+/// test per case, each running the body with `var` bound to the case's value.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! one_test_per_case {
+    ($(#[$meta:meta])* $name:ident($var:ident) $body:block, $($case:ident = $value:expr,)*) => {
         $(#[$meta])*
         mod $name {
             #[allow(unused_imports)]
             use super::*;
-
-            #[test]
-            fn in_place() {
-                let $mode = $crate::Mode::InPlace;
-                $body
-            }
-
-            #[test]
-            fn spawned() {
-                let $mode = $crate::Mode::Spawned;
-                $body
-            }
+            $(
+                #[test]
+                fn $case() {
+                    let $var = $value;
+                    $body
+                }
+            )*
         }
-    )*};
+    };
 }
