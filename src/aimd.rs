@@ -721,7 +721,7 @@ impl Aimd {
         let rate = (counted > 3.0 && span > 0.0).then(|| (counted - 1.0) / span);
         let Some(base) = self.base else {
             self.base = Some(Baseline::new(&seen, self.limit));
-            self.slowest = self.slowest.map(|_| seen.longest);
+            self.slowest = Some(seen.longest);
             let grown = self.grown(binds_now, twice);
             self.decide(at, grown, Some(mean), false);
             return;
@@ -918,8 +918,11 @@ impl Aimd {
                     continue;
                 };
                 self.slowest = Some(slowest);
+                if base.weight <= 1.0 {
+                    continue;
+                }
                 let rest = (base.mean * base.weight - slowest) / (base.weight - 1.0);
-                if base.weight > 1.0 && slowest > CLIP * rest {
+                if slowest > CLIP * rest {
                     base.without(slowest, seen);
                     self.slowest = None;
                 }

@@ -74,22 +74,6 @@ pub enum Pool {
     Smol(SmolPool),
 }
 
-/// Spawns on a [`Pool`].
-#[derive(Clone)]
-pub enum PoolSpawner {
-    Tokio(tokio::runtime::Handle),
-    Smol(Arc<smol::Executor<'static>>),
-}
-
-impl Spawner for PoolSpawner {
-    fn spawn(&self, task: BoxFuture<'static, ()>) {
-        match self {
-            PoolSpawner::Tokio(handle) => drop(tokio::runtime::Handle::spawn(handle, task)),
-            PoolSpawner::Smol(executor) => smol::Executor::spawn(executor, task).detach(),
-        }
-    }
-}
-
 impl Pool {
     pub fn tokio() -> Self {
         Pool::Tokio(tokio_multi_thread())
@@ -99,10 +83,15 @@ impl Pool {
         Pool::Smol(SmolPool::new(3))
     }
 
-    pub fn spawner(&self) -> PoolSpawner {
+    /// The crate's own spawner for the pool (a `Handle`, an
+    /// `Arc<Executor>`), boxed so both kinds have one type.
+    pub fn spawner(&self) -> Box<dyn Fn(BoxFuture<'static, ()>) + Send> {
+        fn boxed(spawner: impl Spawner) -> Box<dyn Fn(BoxFuture<'static, ()>) + Send> {
+            Box::new(move |task| spawner.spawn(task))
+        }
         match self {
-            Pool::Tokio(runtime) => PoolSpawner::Tokio(runtime.handle().clone()),
-            Pool::Smol(pool) => PoolSpawner::Smol(Arc::clone(&pool.executor)),
+            Pool::Tokio(runtime) => boxed(runtime.handle().clone()),
+            Pool::Smol(pool) => boxed(Arc::clone(&pool.executor)),
         }
     }
 

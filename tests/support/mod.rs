@@ -46,9 +46,7 @@ mod yielding;
 pub use cases::{cases, config};
 pub use clock::*;
 pub use completions::random_completions;
-pub use executors::{
-    Pool, PoolSpawner, SmolPool, StepExecutor, tokio_current_thread, tokio_multi_thread,
-};
+pub use executors::{Pool, SmolPool, StepExecutor, tokio_current_thread, tokio_multi_thread};
 pub use fail_fast::*;
 pub use gate::{Counts, Fault, Gate, GateSource, Gates, Output};
 pub use limits::{Change, InForce};
