@@ -84,7 +84,9 @@ const HALVED_SAMPLES: f64 = 16.0;
 /// services that serve newcomers first and so starve who waits: the
 /// completion rate says fewer run than are in flight (`n − rate × base`,
 /// beyond three standard errors of a count), or the round has more outliers
-/// than the service usually has. None of the three counts before the unloaded
+/// than the service usually has. The rate counts only where the run time
+/// shows no queue: a round's rate reads low wherever completions come in
+/// bursts, and a queue the run time shows is measured by it. None of the three counts before the unloaded
 /// run time has 8 samples behind it: against a figure from one or two fast
 /// items, every item looks late.
 ///
@@ -757,13 +759,19 @@ impl Aimd {
         // Little's law again, from the rate: the service completes what it
         // serves at `whole / rate` each; the rest of those in flight wait.
         // Coarser, but it sees a queue whose waiting items do not complete
-        // (a service that serves newcomers first starves them).
+        // (a service that serves newcomers first starves them). Only then: a
+        // queue the run time shows is measured by it, and the rate of a round
+        // is biased low wherever completions come in bursts (of a steady
+        // service that completes 32 every 10 ms, a round of 34 that catches
+        // the end of one burst and the start of a third spans 20 ms: half the
+        // true rate), and it would cut twice as deep as the queue.
         // Neither this nor the outliers below count before the unloaded run
         // time has its first samples, any more than the queue does: against a
         // figure from one or two fast items, every item looks late.
         let known = base.spread >= FIRST_SAMPLES;
         let starved = rate.map_or(0.0, |rate| in_flight - rate * base.whole);
-        let starved = if known && starved > SURE * in_flight / counted.sqrt() {
+        let shown = queue > threshold;
+        let starved = if known && !shown && starved > SURE * in_flight / counted.sqrt() {
             starved.min(in_flight - 1.0)
         } else {
             0.0

@@ -479,6 +479,24 @@ fn completions_too_slow_for_those_in_flight_show_a_starved_queue() {
 }
 
 #[test]
+fn a_queue_the_run_time_shows_is_cut_by_the_run_time_not_the_rate() {
+    // The rule's "the queue": the rate counts only where the run time shows
+    // no queue. The round's completions are spread over 40 ms, as bursts
+    // can spread a round of a steady service: its rate reads a quarter of
+    // what 32 servers complete, 32 - 0.8 x 10 = 24 starved (beyond three
+    // standard errors of a count, 17), where the run time says
+    // 32 x (1 - 10/12) = 5.3 waiting.
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(32));
+    feed.settle_at(32, 10, 10);
+    let decision = feed.until_decision(|feed, _| {
+        let done = feed.now + 40 * MS / 32;
+        sample(done - 12 * MS, 12 * MS, true, false, 32)
+    });
+    // 32 - 5.3, rounded: the run time's steady, so no noise is left.
+    assert_eq!(decision.limit, 27, "{decision:?}");
+}
+
+#[test]
 fn no_starvation_counts_before_the_unloaded_run_time_has_its_first_samples() {
     let mut feed = Feed::new(Aimd::new(1, 256));
     // The first item happens to be fast: the unloaded run time is 3 ms, from
