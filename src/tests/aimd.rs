@@ -250,7 +250,7 @@ fn a_small_queue_counts_when_the_next_round_shows_it_too() {
     // waiting: above two standard errors, below three. It holds ...
     assert_eq!(feed.round_of(9_500, 13_500, true).limit, 16);
     // ... and the next round showing it too cuts: 16 - 2.1 + one and a half
-    // standard errors (about 0.75 each), 15.
+    // standard errors (about 0.9 each), 15.
     assert_eq!(feed.round_of(9_500, 13_500, true).limit, 15);
     assert_eq!(feed.last().base, base);
 }
@@ -273,9 +273,25 @@ fn a_small_queue_the_next_round_does_not_show_was_noise() {
 fn a_large_queue_cuts_at_once() {
     let mut feed = Feed::new(Aimd::new(1, 256).starting_at(16));
     feed.settle_at(16, 8, 12);
-    // A mean of 12 ms: 16 x (1 - 10/12) = 2.7 waiting, above three standard
-    // errors: 16 - 2.7 + one and a half standard errors (about 0.75 each), 15.
-    assert_eq!(feed.round_of(10 * MS, 14 * MS, true).limit, 15);
+    // A mean of 12.5 ms: 16 x (1 - 10/12.5) = 3.2 waiting, above three
+    // standard errors (about 0.9 each, of a queue of none: the unloaded run
+    // time's noise): 16 - 3.2 + one and a half standard errors, 14.
+    assert_eq!(feed.round_of(10_500, 14_500, true).limit, 14);
+}
+
+#[test]
+fn a_round_s_noise_grows_with_its_run_time() {
+    // The rule's "the queue": its standard error is that of a round of no
+    // queue at the unloaded run time's coefficient of variation. Samples of
+    // 5 and 15 ms: a mean of 10 that varies by half of it.
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(16));
+    feed.settle_at(16, 5, 15);
+    // A mean of 15 ms: 16 x (1 - 10/15) = 5.3 waiting. Against the spread as
+    // it is at 10 ms (5 ms), that is beyond three standard errors (4.5);
+    // scaled to 15 ms (7.5), within three (6.7): it holds, to be confirmed.
+    let held = feed.round_of(10 * MS, 20 * MS, true);
+    assert_eq!(held.mean_run, Some(Duration::from_millis(15)));
+    assert_eq!(held.limit, 16);
 }
 
 #[test]
@@ -559,18 +575,21 @@ fn slow_start_s_unloaded_run_time_is_replaced_by_settled_rounds() {
 }
 
 #[test]
-fn against_slow_start_s_figure_a_queue_counts_at_a_half_of_those_in_flight_at_most() {
-    // Run times of 2 and 18 ms: a mean of 10, varying by 0.8 of it.
+fn against_slow_start_s_figure_a_queue_counts_from_the_run_time_s_variation_share_of_those_in_flight()
+ {
+    // Run times of 6 and 14 ms: a mean of 10, varying by 0.4 of it.
     let mut feed = Feed::new(Aimd::new(1, 256).starting_at(32));
-    assert_eq!(feed.round_of(2 * MS, 18 * MS, false).limit, 32);
+    assert_eq!(feed.round_of(6 * MS, 14 * MS, false).limit, 32);
     assert_eq!(feed.last().base, Some(Duration::from_millis(10)));
-    // 18 ms against 10 would be 14.2 waiting of 32, 0.44 of them: under the
-    // cap of a half, not a queue against slow start's figure.
-    let held = feed.round_of(18 * MS, 18 * MS, false);
-    assert_eq!(held.mean_run, Some(Duration::from_millis(18)));
+    // 15 ms against 10 would be 10.7 waiting of 32, a third of them: beyond
+    // three standard errors (9.9), but under 0.4 of them (12.8), not a queue
+    // against slow start's figure.
+    let held = feed.round_of(15 * MS, 15 * MS, false);
+    assert_eq!(held.mean_run, Some(Duration::from_millis(15)));
     assert_eq!(held.limit, 32);
-    // 22 ms would be 17.5 waiting, 0.55 of them: a queue whatever the noise.
-    let cut = feed.round_of(22 * MS, 22 * MS, false);
+    // 20 ms would be 16 waiting, a half of them: past the share (0.45 of
+    // them once the held round's spread is learned, 14.5), a queue.
+    let cut = feed.round_of(20 * MS, 20 * MS, false);
     assert!(cut.limit < 32, "{cut:?}");
 }
 
