@@ -59,12 +59,18 @@ const REBASE_SAME: f64 = 0.1;
 /// excess over the unloaded one means the queue was not one.
 const HALVED: f64 = 0.5;
 const HALVED_SAMPLES: f64 = 16.0;
+/// The default start: two, so that one slow item does not hold the stream.
+const START: usize = 2;
 
 /// The adaptive [`Controller`]: finds how many workers a service takes before
 /// its requests start to wait or it pushes back, and follows it as it changes.
 ///
-/// `Aimd::new(min, max)` starts at `min` ([`starting_at`](Self::starting_at)
-/// changes that), in slow start. Its rule, in full:
+/// `Aimd::new(min, max)` starts at 2, within `[min, max]`
+/// ([`starting_at`](Self::starting_at) changes that), in slow start. Not at
+/// 1: it learns only from completions, and at a limit of 1 a slow first item
+/// (one of a service's rare slow requests, a cold cache) holds the whole
+/// stream for its run time, with nothing learned; at 2 the other worker keeps
+/// completing. Its rule, in full:
 ///
 /// **Rounds.** It decides once per *round*: as many samples as the limit.
 /// After a change of the limit (out of slow start), the first completions, as
@@ -209,7 +215,8 @@ const HALVED_SAMPLES: f64 = 16.0;
 /// // service takes; it still tries 9 now and then.
 /// assert!((8..=9).contains(&replies.limits().workers()));
 /// let rounds = history.rounds();
-/// assert_eq!(rounds.first().unwrap().limit, 2);
+/// // It started at 2: the first round doubled it.
+/// assert_eq!(rounds.first().unwrap().limit, 4);
 /// assert!(rounds.iter().any(|round| round.limit == 16));
 /// # }
 /// ```
@@ -468,7 +475,8 @@ impl History {
 }
 
 impl Aimd {
-    /// A controller that keeps the limit within `[min, max]`, starting at `min`.
+    /// A controller that keeps the limit within `[min, max]`, starting at 2
+    /// (or the nearer bound, if 2 is outside them).
     ///
     /// # Panics
     ///
@@ -480,7 +488,9 @@ impl Aimd {
     /// ```
     /// use bounded_buffered::{Aimd, Controller};
     ///
-    /// assert_eq!(Aimd::new(2, 100).initial(), 2);
+    /// assert_eq!(Aimd::new(1, 100).initial(), 2);
+    /// assert_eq!(Aimd::new(1, 1).initial(), 1);
+    /// assert_eq!(Aimd::new(4, 100).initial(), 4);
     /// ```
     #[track_caller]
     pub fn new(min: usize, max: usize) -> Self {
@@ -495,7 +505,7 @@ impl Aimd {
         Self {
             min,
             max,
-            limit: min,
+            limit: START.clamp(min, max),
             tolerance: TOLERANCE,
             backoff: BACKOFF,
             slow_start: true,
@@ -518,8 +528,9 @@ impl Aimd {
         }
     }
 
-    /// Starts at `limit` (clamped to `[min, max]`) instead of `min`, still in
-    /// slow start.
+    /// Starts at `limit` (clamped to `[min, max]`) instead of 2, still in
+    /// slow start: `starting_at(1)` for a service known to take one at a time,
+    /// a higher one for a service known to take many.
     ///
     /// # Examples
     ///

@@ -111,8 +111,23 @@ impl Feed {
 }
 
 #[test]
+fn it_starts_at_two_within_min_and_max() {
+    // The rule's start: 2, so that one slow item does not hold the stream.
+    assert_eq!(Aimd::new(1, 256).initial(), 2);
+    assert_eq!(Aimd::new(1, 1).initial(), 1);
+    assert_eq!(Aimd::new(3, 256).initial(), 3);
+    assert_eq!(Aimd::new(1, 256).starting_at(1).initial(), 1);
+    // A round at 2 is two samples.
+    let mut feed = Feed::new(Aimd::new(1, 256));
+    feed.aimd.sample(&sample(0, 10 * MS, true, false, 2));
+    assert_eq!(feed.decisions(), 0);
+    feed.aimd.sample(&sample(0, 10 * MS, true, false, 2));
+    assert_eq!(feed.last().limit, 4);
+}
+
+#[test]
 fn slow_start_doubles_each_binding_round_up_to_max() {
-    let mut feed = Feed::new(Aimd::new(1, 50));
+    let mut feed = Feed::new(Aimd::new(1, 50).starting_at(1));
     let limits: Vec<_> = (0..8).map(|_| feed.round(10).limit).collect();
     assert_eq!(limits, [2, 4, 8, 16, 32, 50, 50, 50]);
 }
@@ -202,7 +217,7 @@ fn growth_out_of_slow_start_needs_two_binding_rounds_in_a_row() {
 
 #[test]
 fn a_queue_cuts_to_what_the_service_took_and_ends_slow_start() {
-    let mut feed = Feed::new(Aimd::new(1, 256));
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(1));
     for _ in 0..6 {
         feed.round(10);
     }
@@ -220,7 +235,7 @@ fn a_queue_cuts_to_what_the_service_took_and_ends_slow_start() {
 
 #[test]
 fn after_a_change_the_items_that_ran_under_the_old_limit_are_a_warm_up() {
-    let mut feed = Feed::new(Aimd::new(1, 256));
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(1));
     for _ in 0..6 {
         feed.round(10);
     }
@@ -310,7 +325,7 @@ fn a_queue_when_the_limit_was_not_reached_comes_off_the_limit() {
 
 #[test]
 fn below_the_ceiling_it_closes_in_holds_and_probes() {
-    let mut feed = Feed::new(Aimd::new(1, 256));
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(1));
     for _ in 0..6 {
         feed.round(10);
     }
@@ -347,7 +362,7 @@ fn below_the_ceiling_it_closes_in_holds_and_probes() {
 
 #[test]
 fn a_stale_ceiling_is_climbed_past_one_then_two_four_eight() {
-    let mut feed = Feed::new(Aimd::new(1, 256));
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(1));
     for _ in 0..6 {
         feed.round(10);
     }
@@ -405,7 +420,7 @@ fn back_pressure_backs_off_and_refusals_of_the_burst_lower_the_ceiling() {
 
 #[test]
 fn slow_start_past_a_refusing_service_comes_back_at_once() {
-    let mut feed = Feed::new(Aimd::new(1, 256));
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(1));
     for _ in 0..6 {
         feed.round(10);
     }
@@ -423,7 +438,7 @@ fn slow_start_past_a_refusing_service_comes_back_at_once() {
 
 #[test]
 fn back_pressure_outside_a_burst_from_before_a_change_is_not_news() {
-    let mut feed = Feed::new(Aimd::new(1, 256));
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(1));
     for _ in 0..6 {
         feed.round(10);
     }
@@ -514,7 +529,7 @@ fn a_queue_the_run_time_shows_is_cut_by_the_run_time_not_the_rate() {
 
 #[test]
 fn no_starvation_counts_before_the_unloaded_run_time_has_its_first_samples() {
-    let mut feed = Feed::new(Aimd::new(1, 256));
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(1));
     // The first item happens to be fast: the unloaded run time is 3 ms, from
     // one sample, and everything above 12 ms would be an outlier.
     assert_eq!(feed.round(3).limit, 2);
@@ -527,7 +542,7 @@ fn no_starvation_counts_before_the_unloaded_run_time_has_its_first_samples() {
 
 #[test]
 fn a_slow_first_item_is_left_out_of_slow_start_s_unloaded_run_time() {
-    let mut feed = Feed::new(Aimd::new(1, 256));
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(1));
     assert_eq!(feed.round(200).limit, 2);
     assert_eq!(feed.last().base, Some(Duration::from_millis(200)));
     // Two items of 10 ms: the first one ran 20 times as long as the others,
@@ -545,7 +560,7 @@ fn a_slow_first_item_is_left_out_of_slow_start_s_unloaded_run_time() {
 
 #[test]
 fn a_slow_first_item_within_the_spread_stays_in_slow_start_s_unloaded_run_time() {
-    let mut feed = Feed::new(Aimd::new(1, 256));
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(1));
     assert_eq!(feed.round(16).limit, 2);
     // 16 ms against two of 10 is not 4 times as long: all three count.
     assert_eq!(feed.round(10).limit, 4);
@@ -674,7 +689,7 @@ fn cuts_to_half_the_limit_that_leave_the_run_time_as_it_was_move_the_unloaded_on
 
 #[test]
 fn cuts_once_told_apart_are_forgotten() {
-    let mut feed = Feed::new(Aimd::new(1, 256));
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(1));
     while feed.limit() < 64 {
         feed.round(10);
     }
@@ -726,7 +741,7 @@ fn the_limit_stays_within_min_and_max() {
 
 #[test]
 fn the_history_keeps_the_latest_rounds() {
-    let mut aimd = Aimd::new(1, 1_000).with_history(3);
+    let mut aimd = Aimd::new(1, 1_000).starting_at(1).with_history(3);
     let history = aimd.history().unwrap();
     let mut now = 0;
     for _ in 0..5 {
