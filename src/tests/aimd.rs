@@ -88,6 +88,16 @@ impl Feed {
         })
     }
 
+    /// Samples of `run` microseconds with `in_flight` in flight, that all
+    /// (or none) reached the limit, completing evenly over `span`, until a
+    /// decision.
+    fn over(&mut self, span: u64, run: u64, saturated: bool, in_flight: usize) -> Decision {
+        self.until_decision(|feed, _| {
+            let done = feed.now + span / in_flight as u64;
+            sample(done - run, run, saturated, false, in_flight)
+        })
+    }
+
     /// A round of `ms` milliseconds each, the limit reached.
     fn round(&mut self, ms: u64) -> Decision {
         self.round_of(ms * MS, ms * MS, true)
@@ -316,10 +326,7 @@ fn a_queue_when_the_limit_was_not_reached_comes_off_the_limit() {
     // 8 in flight of 16 allowed (the source is slower), and they wait:
     // 8 x (1 - 10/15) = 2.7. The source held some back, so the limit comes
     // down by the queue, not to 8 less it.
-    let decision = feed.until_decision(|feed, _| {
-        let done = feed.now + 15 * MS / 8;
-        sample(done - 15 * MS, 15 * MS, false, false, 8)
-    });
+    let decision = feed.over(15 * MS, 15 * MS, false, 8);
     assert_eq!(decision.limit, 13);
 }
 
@@ -501,10 +508,7 @@ fn completions_too_slow_for_those_in_flight_show_a_starved_queue() {
     // 32 in flight, and the ones that complete ran 10 ms as usual, but only
     // 32 complete in 40 ms, where 32 servers would complete 128: about 24
     // in flight are not being served (a service that serves newcomers first).
-    let decision = feed.until_decision(|feed, _| {
-        let done = feed.now + 40 * MS / 32;
-        sample(done - 10 * MS, 10 * MS, true, false, 32)
-    });
+    let decision = feed.over(40 * MS, 10 * MS, true, 32);
     assert!(decision.limit <= 10, "{decision:?}");
     assert_eq!(decision.mean_run, Some(Duration::from_millis(10)));
 }
@@ -519,10 +523,7 @@ fn a_queue_the_run_time_shows_is_cut_by_the_run_time_not_the_rate() {
     // 32 x (1 - 10/12) = 5.3 waiting.
     let mut feed = Feed::new(Aimd::new(1, 256).starting_at(32));
     feed.settle_at(32, 10, 10);
-    let decision = feed.until_decision(|feed, _| {
-        let done = feed.now + 40 * MS / 32;
-        sample(done - 12 * MS, 12 * MS, true, false, 32)
-    });
+    let decision = feed.over(40 * MS, 12 * MS, true, 32);
     // 32 - 5.3, rounded: the run time's steady, so no noise is left.
     assert_eq!(decision.limit, 27, "{decision:?}");
 }
