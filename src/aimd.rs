@@ -88,15 +88,16 @@ const START: usize = 2;
 /// run time varies and how many samples the round and `base` hold) and at
 /// least `n × (1 − 1 / tolerance)`. Run times vary in proportion to their
 /// length, so the noise is taken at the round's own mean: the unloaded run
-/// time's coefficient of variation, not its spread in milliseconds. Two more signals count as a queue, for
-/// services that serve newcomers first and so starve who waits: the
-/// completion rate says fewer run than are in flight (`n − rate × base`,
-/// beyond three standard errors of a count), or the round has more outliers
-/// than the service usually has. The rate counts only where the run time
-/// shows no queue: a round's rate reads low wherever completions come in
-/// bursts, and a queue the run time shows is measured by it. None of the three counts before the unloaded
-/// run time has 8 samples behind it: against a figure from one or two fast
-/// items, every item looks late.
+/// time's coefficient of variation, not its spread in milliseconds. Two more
+/// signals count as a queue, for services that serve newcomers first and so
+/// starve who waits: the completion rate says fewer run than are in flight
+/// (`n − rate × base`, beyond three standard errors of a count), or the round
+/// has more outliers than the service usually has. The rate counts only
+/// where the run time shows no queue: a round's rate reads low wherever
+/// completions come in bursts, and a queue the run time shows is measured by
+/// it. None of the three counts before the unloaded run time has 8 samples
+/// behind it: against a figure from one or two fast items, every item looks
+/// late.
 ///
 /// **Each round**, then:
 ///
