@@ -591,8 +591,7 @@ fn slow_start_s_unloaded_run_time_is_replaced_by_settled_rounds() {
 }
 
 #[test]
-fn against_slow_start_s_figure_a_queue_counts_from_the_run_time_s_variation_share_of_those_in_flight()
- {
+fn against_slow_start_s_figure_a_queue_counts_from_the_run_time_s_variation() {
     // Run times of 6 and 14 ms: a mean of 10, varying by 0.4 of it.
     let mut feed = Feed::new(Aimd::new(1, 256).starting_at(32));
     assert_eq!(feed.round_of(6 * MS, 14 * MS, false).limit, 32);
