@@ -29,12 +29,6 @@ const SURE: f64 = 3.0;
 const MEMORY: f64 = 512.0;
 /// The unloaded run time needs this many samples before a queue can count.
 const FIRST_SAMPLES: f64 = 8.0;
-/// Against slow start's unloaded run time, a queue counts only if it is as
-/// large a share of the items in flight as the run time's coefficient of
-/// variation, up to this share. Picked on the tuning seeds of
-/// `tools/models`: at 0.4, services whose run time varies by 0.66 of its mean
-/// were cut against slow start's low figure; 0.5 to 0.7 gave the same runs.
-const PROVISIONAL: f64 = 0.5;
 /// Samples of settled rounds that replace slow start's unloaded run time.
 const FRESH: f64 = 32.0;
 /// Rounds at the same limit before one that tells the mean run time as it is.
@@ -76,7 +70,10 @@ const START: usize = 2;
 /// After a change of the limit (out of slow start), the first completions, as
 /// many as the larger of the two limits, are a warm-up: items that ran under
 /// the old limit are still leaving, and a round right after a change favours
-/// the fast items. A sample that ran more than 4 times the unloaded run time is
+/// the fast items. In slow start, which has no warm-up (it would take twice
+/// as long), the items started before the last doubling are left out of the
+/// round instead: most of a round's first completions are theirs, and a
+/// queue the doubling made would hide behind them. A sample that ran more than 4 times the unloaded run time is
 /// an *outlier*: left out of the round's mean (a service's rare slow requests
 /// are not a queue), but counted. A round *binds* if all but a tenth of its
 /// samples (rounded up) found the limit reached ([`Sample::saturated`]).
@@ -136,12 +133,14 @@ const START: usize = 2;
 /// once the longest of its samples ran more than 4 times the mean of the
 /// others, it is left out, as an outlier (a slow first item would otherwise
 /// set a figure that no later item is an outlier against, and hide every queue
-/// slow start runs into). Since slow start's
-/// rounds all follow a change, it favours the fast items, and against it a
-/// queue counts only if it is at least the run time's coefficient of
-/// variation (up to a half) of those in flight. Rounds that follow two rounds at
-/// the same limit (*settled*), with no queue, replace it once they hold 32
-/// samples (and if that moved it, the ceiling goes). From then on it learns
+/// slow start runs into; its spread is then that of the others). The items
+/// a round of slow start leaves out, started before its doubling, teach it
+/// too: they ran under the old limit, with no queue that the new one made,
+/// and they are the slower ones of their cohort, where the round's own are
+/// the faster. Since slow start's rounds all follow a change, it still
+/// favours the fast items: rounds that follow two rounds at the same limit
+/// (*settled*), with no queue, replace it once they hold 32 samples (and if
+/// that moved it, the ceiling goes). From then on it learns
 /// (over about 512 samples) only from settled rounds with no queue at a limit
 /// no higher than where it learned: just below the ceiling a queue within the
 /// noise could hide, and learning there would let it creep up with the load.
@@ -236,8 +235,10 @@ pub struct Aimd {
     /// ... and what settled rounds showed since, until there is enough of it.
     fresh: Option<Baseline>,
     /// In slow start, the longest run time the unloaded one holds, until it
-    /// proves an outlier and is left out.
+    /// proves an outlier and is left out ...
     slowest: Option<f64>,
+    /// ... and how many run times it holds, their sum and their squares'.
+    taught: (f64, f64, f64),
     round: Round,
     /// Rounds ended at the current limit (a warm-up counts as one).
     same: usize,
@@ -319,16 +320,23 @@ impl Baseline {
         self.spread = old + seen.samples;
     }
 
-    /// Leaves one sample of `run` out of the mean, as an outlier. How much
-    /// the run time varies is then what `seen` shows: the spread learned so
-    /// far measured each round against a mean that sample made.
-    fn without(&mut self, run: f64, seen: &Seen) {
+    /// Leaves one sample of `run` out, as an outlier: out of the mean, and
+    /// out of the variance, which is then that of the other samples slow
+    /// start taught it, `taught` (the sums of their run times and of their
+    /// squares, and how many). (The variance of the round at hand, as this
+    /// once took, is that of slow start's fastest items: on a service whose
+    /// run time varies by 0.63 of its mean, 0.20, and every round after
+    /// looked like a queue.)
+    fn without(&mut self, run: f64, taught: (f64, f64, f64)) {
         let n = self.weight;
         self.mean = (self.mean * n - run) / (n - 1.0);
         self.weight = n - 1.0;
         self.outliers = (self.outliers * n + 1.0) / n;
-        self.variance = seen.variance;
-        self.spread = seen.samples;
+        let (samples, total, squares) = taught;
+        let rest = samples - 1.0;
+        let mean = (total - run) / rest;
+        self.variance = ((squares - run * run) / rest - mean * mean).max(0.0);
+        self.spread = rest;
     }
 
     /// Learns everything a round shows.
@@ -367,6 +375,13 @@ struct Cuts {
 }
 
 impl Seen {
+    /// How many samples, the sum of their run times and of their squares.
+    fn sums(&self) -> (f64, f64, f64) {
+        let total = self.mean * self.samples;
+        let squares = (self.variance + self.mean * self.mean) * self.samples;
+        (self.samples, total, squares)
+    }
+
     /// The samples of both, as one.
     fn pooled(&self, other: &Seen) -> Seen {
         let samples = self.samples + other.samples;
@@ -421,6 +436,54 @@ struct Round {
     whole: f64,
     first_done: Option<f64>,
     last_done: f64,
+    /// In slow start, the samples of items started before the last change:
+    /// not in the round, but they teach the unloaded run time.
+    earlier: Earlier,
+}
+
+/// The run times of slow start's samples of items started before the last
+/// change, outliers left out of the mean but counted.
+#[derive(Clone, Copy, Debug, Default)]
+struct Earlier {
+    samples: usize,
+    outliers: usize,
+    total: f64,
+    squares: f64,
+    longest: f64,
+    whole: f64,
+}
+
+impl Earlier {
+    fn add(&mut self, run: f64, outlier: bool) {
+        self.whole += run;
+        if outlier {
+            self.outliers += 1;
+        } else {
+            self.samples += 1;
+            self.total += run;
+            self.squares += run * run;
+            self.longest = self.longest.max(run);
+        }
+    }
+
+    /// What they showed, if any of them is in the mean.
+    #[allow(clippy::cast_precision_loss)]
+    fn seen(&self) -> Option<Seen> {
+        if self.samples == 0 {
+            return None;
+        }
+        let samples = self.samples as f64;
+        let counted = (self.samples + self.outliers) as f64;
+        let mean = self.total / samples;
+        Some(Seen {
+            mean,
+            variance: (self.squares / samples - mean * mean).max(0.0),
+            samples,
+            whole: self.whole / counted,
+            outliers: self.outliers as f64 / counted,
+            longest: self.longest,
+        })
+    }
 }
 
 /// The decisions an [`Aimd`] made, for a plot or a log: one [`Decision`] per
@@ -514,6 +577,7 @@ impl Aimd {
             provisional: true,
             fresh: None,
             slowest: Some(0.0),
+            taught: (0.0, 0.0, 0.0),
             round: Round::default(),
             same: 0,
             bound: false,
@@ -738,6 +802,7 @@ impl Aimd {
         let Some(base) = self.base else {
             self.base = Some(Baseline::new(&seen, self.limit));
             self.slowest = Some(seen.longest);
+            self.taught = seen.sums();
             let grown = self.grown(binds_now, twice);
             self.decide(at, grown, Some(mean), false);
             return;
@@ -767,14 +832,7 @@ impl Aimd {
             t * in_flight * (base.variance / samples + base.variance / base.weight).sqrt()
                 / base.mean
         };
-        // Slow start's unloaded run time favours the fast items, the more so
-        // the more the run time varies: against it, only a queue as large as
-        // that counts.
-        let mut share = 1.0 - 1.0 / self.tolerance;
-        if self.provisional {
-            share = share.max((base.variance.sqrt() / base.mean).min(PROVISIONAL));
-        }
-        let floor = in_flight * share;
+        let floor = in_flight * (1.0 - 1.0 / self.tolerance);
         let threshold = (SUSPECT * error).max(floor);
         let sure = (SURE * error).max(floor);
         // Little's law again, from the rate: the service completes what it
@@ -817,7 +875,13 @@ impl Aimd {
         let suspect = self.suspect.take();
         if queue <= threshold && starved == 0.0 {
             self.streak = None;
-            self.learn(&seen, suspect, settled, queue < -threshold);
+            // Slow start's earlier items teach the unloaded run time too.
+            let taught = self
+                .round
+                .earlier
+                .seen()
+                .map_or(seen, |earlier| seen.pooled(&earlier));
+            self.learn(&taught, suspect, settled, queue < -threshold);
             let grown = self.grown(binds_now, twice);
             self.decide(at, grown, Some(mean), false);
             return;
@@ -943,6 +1007,9 @@ impl Aimd {
             // it holds is left out once it is an outlier against the rest.
             for seen in rounds {
                 base.learn(seen, limit);
+                let (samples, total, squares) = seen.sums();
+                let taught = &mut self.taught;
+                *taught = (taught.0 + samples, taught.1 + total, taught.2 + squares);
                 let Some(slowest) = self.slowest.map(|slowest| slowest.max(seen.longest)) else {
                     continue;
                 };
@@ -952,7 +1019,7 @@ impl Aimd {
                 }
                 let rest = (base.mean * base.weight - slowest) / (base.weight - 1.0);
                 if slowest > CLIP * rest {
-                    base.without(slowest, seen);
+                    base.without(slowest, self.taught);
                     self.slowest = None;
                 }
             }
@@ -1119,23 +1186,31 @@ impl Controller for Aimd {
             self.overload(sample);
             return self.limit;
         }
+        let run = sample.run.as_secs_f64();
+        let outlier = self
+            .base
+            .is_some_and(|base| base.mean > 0.0 && run > base.mean * CLIP);
         let round = &mut self.round;
+        if self.slow_start && round.since.is_some_and(|since| sample.started < since) {
+            // Slow start has no warm-up: its rounds would take twice as long.
+            // An item started before the doubling ran under the old limit,
+            // though, and most of a round's first completions are such items:
+            // a queue the new limit made would hide behind them.
+            round.earlier.add(run, outlier);
+            return self.limit;
+        }
         if round.warm_up > 0 {
             round.warm_up -= 1;
             round.warm_samples += 1;
             round.warm_saturated += usize::from(sample.saturated);
             return self.limit;
         }
-        let run = sample.run.as_secs_f64();
         let done = (sample.started + sample.run).as_secs_f64();
         round.whole += run;
         round.first_done.get_or_insert(done);
         round.last_done = done;
         round.saturated += usize::from(sample.saturated);
         round.in_flight += sample.in_flight;
-        let outlier = self
-            .base
-            .is_some_and(|base| base.mean > 0.0 && run > base.mean * CLIP);
         if outlier {
             round.outliers += 1;
         } else {

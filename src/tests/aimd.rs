@@ -6,7 +6,8 @@
 //! past, back-pressure and the refusals of a burst, outliers, starvation seen
 //! from the completion rate and from outliers, the unloaded run time (slow
 //! start's replaced, learned only where no queue hides, lowered by a faster
-//! round, moved by a rise of the run time itself), the clamps, the history,
+//! round, moved by a rise of the run time itself; in slow start, taught by
+//! the items a round leaves out), the clamps, the history,
 //! and the panics.
 
 use std::time::Duration;
@@ -563,49 +564,74 @@ fn a_slow_first_item_is_left_out_of_slow_start_s_unloaded_run_time() {
 fn a_slow_first_item_within_the_spread_stays_in_slow_start_s_unloaded_run_time() {
     let mut feed = Feed::new(Aimd::new(1, 256).starting_at(1));
     assert_eq!(feed.round(16).limit, 2);
-    // 16 ms against two of 10 is not 4 times as long: all three count.
+    // 16 ms against three of 10 (one started before the doubling, two after)
+    // is not 4 times as long: all four count.
     assert_eq!(feed.round(10).limit, 4);
-    assert_eq!(feed.last().base, Some(Duration::from_millis(12)));
+    assert_eq!(feed.last().base, Some(Duration::from_micros(11_500)));
 }
 
 #[test]
 fn slow_start_s_unloaded_run_time_is_replaced_by_settled_rounds() {
     // Slow start's rounds show 8 ms (6 and 10: its rounds favour the fast
-    // items); the settled ones show 10 ms (8 and 12).
+    // items); the settled ones show 8.5 ms (7 and 10).
     let mut feed = Feed::new(Aimd::new(1, 256).starting_at(32));
     // Slow start ends at a round that does not bind.
     assert_eq!(feed.round_of(6 * MS, 10 * MS, false).limit, 32);
     assert_eq!(feed.last().base, Some(Duration::from_millis(8)));
-    // A 10 ms mean against 8 would be 6.4 waiting of 32; against slow
-    // start's figure, a queue counts only at a quarter (the coefficient of
-    // variation) of those in flight. The first settled round (the third at
-    // this limit) makes 32 samples: it replaces it, not averages with it.
+    // 8.5 ms against 8 would be 1.9 waiting of 32: within the noise. The
+    // first settled round (the third at this limit) makes 32 samples: it
+    // replaces slow start's figure, not averages with it.
     let mut bases = Vec::new();
     for _ in 0..4 {
-        let decision = feed.round_of(8 * MS, 12 * MS, false);
+        let decision = feed.round_of(7 * MS, 10 * MS, false);
         assert_eq!(decision.limit, 32);
         bases.push(decision.base.unwrap());
     }
     assert_eq!(bases[..2], [Duration::from_millis(8); 2]);
-    assert_eq!(bases[2..], [Duration::from_millis(10); 2]);
+    assert_eq!(bases[2..], [Duration::from_micros(8_500); 2]);
+}
+
+/// Slow start at 16 on samples of 8 and 12 ms (10 ms, varying by a fifth),
+/// then doubled to 32 at `feed.now`.
+fn doubled_to_32() -> (Feed, u64) {
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(16));
+    assert_eq!(feed.round_of(8 * MS, 12 * MS, true).limit, 32);
+    assert_eq!(feed.last().base, Some(Duration::from_millis(10)));
+    let doubled = feed.now;
+    (feed, doubled)
 }
 
 #[test]
-fn against_slow_start_s_figure_a_queue_counts_from_the_run_time_s_variation() {
-    // Run times of 6 and 14 ms: a mean of 10, varying by 0.4 of it.
-    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(32));
-    assert_eq!(feed.round_of(6 * MS, 14 * MS, false).limit, 32);
-    assert_eq!(feed.last().base, Some(Duration::from_millis(10)));
-    // 15 ms against 10 would be 10.7 waiting of 32, a third of them: beyond
-    // three standard errors (9.9), but under 0.4 of them (12.8), not a queue
-    // against slow start's figure.
-    let held = feed.round_of(15 * MS, 15 * MS, false);
-    assert_eq!(held.mean_run, Some(Duration::from_millis(15)));
-    assert_eq!(held.limit, 32);
-    // 20 ms would be 16 waiting, a half of them: past the share (0.45 of
-    // them once the held round's spread is learned, 14.5), a queue.
-    let cut = feed.round_of(20 * MS, 20 * MS, false);
+fn in_slow_start_the_items_started_before_a_doubling_are_not_in_the_round() {
+    let (mut feed, doubled) = doubled_to_32();
+    // The first 32 completions are of items started before the doubling, at
+    // 10 ms as before. Counted, they would make a round with no queue, and
+    // slow start would double again.
+    for i in 0..32 {
+        feed.aimd
+            .sample(&sample(doubled - 9 * MS + i, 10 * MS, true, false, 32));
+    }
+    assert_eq!(feed.decisions(), 1);
+    // The items started after it queued: 20 ms, 16 of 32 waiting.
+    let cut = feed.until_decision(|_, i| sample(doubled + i as u64, 20 * MS, true, false, 32));
+    assert_eq!(feed.decisions(), 2);
+    assert_eq!(cut.mean_run, Some(Duration::from_millis(20)));
     assert!(cut.limit < 32, "{cut:?}");
+}
+
+#[test]
+fn in_slow_start_the_items_started_before_a_doubling_teach_the_unloaded_run_time() {
+    let (mut feed, doubled) = doubled_to_32();
+    // 32 items started before the doubling ran 14 ms; the 32 of the round, 10.
+    for i in 0..32 {
+        feed.aimd
+            .sample(&sample(doubled - 13 * MS + i, 14 * MS, true, false, 32));
+    }
+    let grown = feed.until_decision(|_, i| sample(doubled + i as u64, 10 * MS, true, false, 32));
+    assert_eq!(grown.limit, 64);
+    // (16 × 10 + 32 × 14 + 32 × 10) / 80 = 11.6 ms.
+    let base = grown.base.unwrap().as_secs_f64();
+    assert!((base - 0.0116).abs() < 1e-9, "{base}");
 }
 
 #[test]
