@@ -420,40 +420,34 @@ struct Round {
     warm_up: usize,
     warm_samples: usize,
     warm_saturated: usize,
-    /// Samples that count, and the outliers left out of the mean.
-    samples: usize,
-    outliers: usize,
-    /// Of both, how many reached the limit, and their `in_flight` summed.
+    /// The run times of the samples that count.
+    times: RunTimes,
+    /// Of those, how many reached the limit, and their `in_flight` summed.
     saturated: usize,
     in_flight: usize,
-    /// The run times in seconds of the samples that count, their squares,
-    /// and the longest.
-    total: f64,
-    squares: f64,
-    longest: f64,
-    /// Every run time, outliers included, and when the first and the last
-    /// of them completed.
-    whole: f64,
+    /// When the first and the last of them completed.
     first_done: Option<f64>,
     last_done: f64,
-    /// In slow start, the samples of items started before the last change:
-    /// not in the round, but they teach the unloaded run time.
-    earlier: Earlier,
+    /// In slow start, the run times of items started before the last
+    /// change: not in the round, but they teach the unloaded run time.
+    earlier: RunTimes,
 }
 
-/// The run times of slow start's samples of items started before the last
-/// change, outliers left out of the mean but counted.
+/// Run times in seconds, outliers left out of the mean but counted.
 #[derive(Clone, Copy, Debug, Default)]
-struct Earlier {
+struct RunTimes {
+    /// Samples in the mean, and outliers.
     samples: usize,
     outliers: usize,
+    /// The run times in the mean, their squares, and the longest.
     total: f64,
     squares: f64,
     longest: f64,
+    /// Every run time, outliers included.
     whole: f64,
 }
 
-impl Earlier {
+impl RunTimes {
     fn add(&mut self, run: f64, outlier: bool) {
         self.whole += run;
         if outlier {
@@ -754,17 +748,18 @@ impl Aimd {
     #[allow(clippy::cast_precision_loss)]
     fn end_round(&mut self, at: Duration) {
         let round = &self.round;
-        let counted = (round.samples + round.outliers) as f64;
+        let times = &round.times;
+        let counted = (times.samples + times.outliers) as f64;
         // Nothing but outliers: each counts as just an outlier.
-        let (samples, mean, variance) = match (round.samples, self.base) {
+        let (samples, mean, variance) = match (times.samples, self.base) {
             (0, Some(base)) => (counted, base.mean * CLIP, 0.0),
             _ => {
-                let samples = round.samples as f64;
-                let mean = round.total / samples;
+                let samples = times.samples as f64;
+                let mean = times.total / samples;
                 (
                     samples,
                     mean,
-                    (round.squares / samples - mean * mean).max(0.0),
+                    (times.squares / samples - mean * mean).max(0.0),
                 )
             }
         };
@@ -772,11 +767,11 @@ impl Aimd {
             mean,
             variance,
             samples,
-            whole: round.whole / counted,
-            outliers: round.outliers as f64 / counted,
-            longest: round.longest,
+            whole: times.whole / counted,
+            outliers: times.outliers as f64 / counted,
+            longest: times.longest,
         };
-        let binds_now = binds(round.saturated, round.samples + round.outliers);
+        let binds_now = binds(round.saturated, times.samples + times.outliers);
         // Twice in a row at this limit (counting the warm-up): a burst of the
         // source does not make the limit grow.
         let twice = binds_now
@@ -858,7 +853,7 @@ impl Aimd {
         // More outliers than the service has: items that waited several run
         // times (a service that serves newcomers first starves them).
         let expected = base.outliers.max(RARE) * counted;
-        let excess = round.outliers as f64 - expected;
+        let excess = self.round.times.outliers as f64 - expected;
         let starved = if known && excess > SUSPECT * expected.sqrt() + 1.0 {
             starved.max(excess).min(in_flight - 1.0)
         } else {
@@ -1206,21 +1201,13 @@ impl Controller for Aimd {
             return self.limit;
         }
         let done = (sample.started + sample.run).as_secs_f64();
-        round.whole += run;
+        round.times.add(run, outlier);
         round.first_done.get_or_insert(done);
         round.last_done = done;
         round.saturated += usize::from(sample.saturated);
         round.in_flight += sample.in_flight;
-        if outlier {
-            round.outliers += 1;
-        } else {
-            round.samples += 1;
-            round.total += run;
-            round.squares += run * run;
-            round.longest = round.longest.max(run);
-        }
         // A round of nothing but outliers ends too: the run time moved.
-        if round.samples >= self.limit || round.outliers >= self.limit {
+        if round.times.samples >= self.limit || round.times.outliers >= self.limit {
             self.end_round(sample.started + sample.run);
         }
         self.limit
