@@ -412,13 +412,13 @@
 //! runs, from any thread; [`adaptive`](BoundedBuffered::adaptive) lets a
 //! [`Controller`] set `workers` from each item's run time and from outputs that
 //! signal back-pressure. [`Aimd`] finds a service's knee by itself: slow start
-//! from 2, growth only while the limit is actually reached, a cut to what
-//! the service took when its requests start to wait (Little's law, above the
-//! noise of the run time) or on back-pressure, and probes that find a capacity
-//! that rose. A stream that uses
-//! neither pays nothing: the handle signals through the wake tree the stream
-//! reads anyway, and the controller lives behind the clock, which a plain
-//! stream does not have.
+//! from 2, the unloaded run time measured below where slow start saw a rise,
+//! growth only while the limit is actually reached, a cut to what the
+//! service took when its requests start to wait (Little's law, above the
+//! noise of the run time) or on back-pressure, and probes that find a
+//! capacity that rose. A stream that uses neither pays nothing: the handle
+//! signals through the wake tree the stream reads anyway, and the controller
+//! lives behind the clock, which a plain stream does not have.
 //!
 //! ```
 //! use bounded_buffered::BoundedStreamExt;

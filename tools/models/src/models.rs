@@ -50,6 +50,12 @@ pub enum Dist {
         slow: f64,
         p: f64,
     },
+    /// Any other distribution: a draw from the generator, in milliseconds,
+    /// and its mean.
+    Custom {
+        draw: fn(&mut Rng) -> f64,
+        mean: f64,
+    },
 }
 
 impl Dist {
@@ -58,6 +64,7 @@ impl Dist {
             Dist::Fixed(ms) => ms,
             Dist::LogNormal { mean, .. } => mean,
             Dist::HeavyTail { base, slow, p } => base * (1.0 - p) + slow * p,
+            Dist::Custom { mean, .. } => mean,
         }
     }
 
@@ -75,6 +82,7 @@ impl Dist {
                     base
                 }
             }
+            Dist::Custom { draw, .. } => draw(rng),
         };
         // Whole milliseconds, the nearest, at least one. tokio's timer has
         // millisecond resolution and rounds a sleep up to its next tick, so
@@ -153,7 +161,7 @@ pub enum Change {
 const TEN: Dist = Dist::Fixed(10.0);
 
 impl Model {
-    const fn new(name: &'static str, service: Dist) -> Self {
+    pub const fn new(name: &'static str, service: Dist) -> Self {
         Self {
             name,
             service,
@@ -281,18 +289,18 @@ impl Rng {
     }
 
     /// Uniform in [0, 1).
-    fn unit(&mut self) -> f64 {
+    pub fn unit(&mut self) -> f64 {
         (self.next() >> 11) as f64 / (1u64 << 53) as f64
     }
 
     /// Standard normal (Box-Muller).
-    fn normal(&mut self) -> f64 {
+    pub fn normal(&mut self) -> f64 {
         let (u, v) = (1.0 - self.unit(), self.unit());
         (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
     }
 
     /// Whole numbers from 1 with this mean, geometrically distributed.
-    fn geometric(&mut self, mean: f64) -> u64 {
+    pub fn geometric(&mut self, mean: f64) -> u64 {
         let p = 1.0 / mean;
         ((1.0 - self.unit()).ln() / (1.0 - p).ln()).floor() as u64 + 1
     }

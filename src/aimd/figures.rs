@@ -1,0 +1,164 @@
+//! What rounds show: their run times, outliers left out, and the unloaded
+//! run time they are compared with.
+
+use super::{CLIP, FIRST_SAMPLES, LOOSE, MEMORY};
+
+/// What one round showed: its samples' mean run time and variance, outliers
+/// left out, and how many samples are in them.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Seen {
+    pub(super) mean: f64,
+    pub(super) variance: f64,
+    pub(super) samples: f64,
+}
+
+impl Seen {
+    /// The samples of both, as one.
+    pub(super) fn pooled(&self, other: &Seen) -> Seen {
+        let samples = self.samples + other.samples;
+        let (a, b) = (self.samples / samples, other.samples / samples);
+        let mean = a * self.mean + b * other.mean;
+        let delta = other.mean - self.mean;
+        Seen {
+            mean,
+            variance: a * self.variance + b * other.variance + a * b * delta * delta,
+            samples,
+        }
+    }
+}
+
+/// The unloaded run time, in seconds: exponentially weighted over about
+/// [`MEMORY`] samples.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Baseline {
+    /// The mean, outliers left out as rounds leave them, and how many samples
+    /// are behind it.
+    pub(super) mean: f64,
+    pub(super) weight: f64,
+    /// How much the run time varies, and how many samples are behind that.
+    pub(super) variance: f64,
+    pub(super) spread: f64,
+    /// The highest limit it learned the mean at.
+    pub(super) at: usize,
+}
+
+impl Baseline {
+    pub(super) fn new(seen: &Seen, at: usize) -> Self {
+        Self {
+            mean: seen.mean,
+            weight: seen.samples,
+            variance: seen.variance,
+            spread: seen.samples,
+            at,
+        }
+    }
+
+    /// The figure of a set of run times: outliers (over [`CLIP`] times the
+    /// mean of those within `CLIP` times the median) left out. The median
+    /// first: a slow item or two among few samples would lift the mean so
+    /// far that no item is an outlier against it.
+    #[allow(clippy::cast_precision_loss)]
+    pub(super) fn of_runs(runs: &[f64], scratch: &mut Vec<f64>, at: usize) -> Option<Self> {
+        if runs.is_empty() {
+            return None;
+        }
+        scratch.clear();
+        scratch.extend_from_slice(runs);
+        let middle = scratch.len() / 2;
+        let (_, median, _) = scratch.select_nth_unstable_by(middle, f64::total_cmp);
+        let median = *median;
+        let within = |cut: f64| {
+            let mut times = RunTimes::default();
+            for &run in runs {
+                times.add(run, run > cut);
+            }
+            times
+        };
+        let rough = within(CLIP * median).seen()?;
+        let seen = within(CLIP * rough.mean).seen()?;
+        Some(Self::new(&seen, at))
+    }
+
+    /// The standard error, in items, of a queue estimated from a round of
+    /// `samples` with `in_flight` items in flight: the round's mean and this
+    /// one are both uncertain, and a variance seen in few samples is
+    /// uncertain too (Student's t, roughly). Infinite before the first
+    /// samples: against a figure from one or two fast items, every item
+    /// looks late.
+    pub(super) fn error(&self, in_flight: f64, samples: f64) -> f64 {
+        if self.spread < FIRST_SAMPLES {
+            return f64::INFINITY;
+        }
+        let freedom = (self.spread - 1.0).max(1.0);
+        let t = 1.0 + (1.2 + 1.2 / freedom) / freedom;
+        t * in_flight * (self.variance / samples + self.variance / self.weight).sqrt() / self.mean
+    }
+
+    /// Learns how much the run time varies from a round, but not its mean.
+    pub(super) fn learn_spread(&mut self, seen: &Seen) {
+        let old = self.spread.min(MEMORY - seen.samples).max(0.0);
+        let delta = seen.mean - self.mean;
+        self.variance = (old * self.variance + seen.samples * (seen.variance + delta * delta))
+            / (old + seen.samples);
+        self.spread = old + seen.samples;
+    }
+
+    /// Learns everything a round shows.
+    pub(super) fn learn(&mut self, seen: &Seen, at: usize) {
+        self.learn_spread(seen);
+        let old = self.weight.min(MEMORY - seen.samples).max(0.0);
+        let share = seen.samples / (old + seen.samples);
+        self.mean += (seen.mean - self.mean) * share;
+        self.weight = old + seen.samples;
+        self.at = self.at.max(at);
+    }
+}
+
+/// Run times in seconds, outliers left out of the mean but counted.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct RunTimes {
+    /// Samples in the mean, and outliers.
+    pub(super) samples: usize,
+    pub(super) outliers: usize,
+    /// The run times in the mean, and their squares.
+    pub(super) total: f64,
+    pub(super) squares: f64,
+}
+
+impl RunTimes {
+    pub(super) fn add(&mut self, run: f64, outlier: bool) {
+        if outlier {
+            self.outliers += 1;
+        } else {
+            self.samples += 1;
+            self.total += run;
+            self.squares += run * run;
+        }
+    }
+
+    /// What they showed, if any of them is in the mean.
+    #[allow(clippy::cast_precision_loss)]
+    pub(super) fn seen(&self) -> Option<Seen> {
+        if self.samples == 0 {
+            return None;
+        }
+        let samples = self.samples as f64;
+        let mean = self.total / samples;
+        Some(Seen {
+            mean,
+            variance: (self.squares / samples - mean * mean).max(0.0),
+            samples,
+        })
+    }
+}
+
+/// Whether a round of `samples` binds: all but a tenth of them (rounded up)
+/// reached the limit.
+#[allow(
+    clippy::cast_precision_loss,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss
+)]
+pub(super) fn binds(saturated: usize, samples: usize) -> bool {
+    samples - saturated <= (samples as f64 * LOOSE).ceil() as usize
+}

@@ -1,0 +1,866 @@
+//! [`Aimd`]: the adaptive `workers` limit the crate ships. Its rule is written
+//! once, in the type's documentation, for its users.
+
+//!
+//! Files by concern: this one holds the type, its builder, the rounds and the
+//! rule once the unloaded run time is measured; `start.rs` slow start and that
+//! measurement; `moved.rs` a run time that moved; `overload.rs`
+//! back-pressure; `figures.rs` what rounds show; `history.rs` the record of
+//! decisions.
+
+mod figures;
+mod history;
+mod moved;
+mod overload;
+mod start;
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::adaptive::{Controller, Sample};
+
+use figures::{Baseline, RunTimes, Seen, binds};
+pub use history::{Decision, History};
+use moved::Cuts;
+use overload::Burst;
+use start::Measuring;
+
+/// The default [`Aimd::tolerance`].
+const TOLERANCE: f64 = 1.02;
+/// The default [`Aimd::backoff`].
+const BACKOFF: f64 = 0.9;
+/// A sample that ran longer than this many times the unloaded run time is an
+/// outlier: left out of the mean (a service's rare slow requests are not a
+/// queue), and counted.
+const CLIP: f64 = 4.0;
+/// A cut leaves a queue of up to this many standard errors: where the run
+/// time varies that much, such a queue costs little and noise cuts less.
+const KEEP: f64 = 1.5;
+/// Standard errors a queue must exceed to count in two rounds in a row, or in
+/// one.
+const SUSPECT: f64 = 2.0;
+const SURE: f64 = 3.0;
+/// The unloaded run time remembers about this many samples.
+const MEMORY: f64 = 512.0;
+/// The unloaded run time needs this many samples before a queue can count.
+const FIRST_SAMPLES: f64 = 8.0;
+/// Slow start's figure needs this many samples before a rise ends slow start,
+/// and a rise must exceed this many standard errors.
+const EXIT_SAMPLES: f64 = 16.0;
+const EXIT: f64 = 1.5;
+/// Before, a rise must be this large, and beyond three standard errors.
+const LARGE_RISE: f64 = 1.4;
+/// Samples of settled rounds that measure the unloaded run time after slow
+/// start: at least this many, and this many rounds' worth.
+const MEASURE: usize = 32;
+const MEASURE_ROUNDS: usize = 3;
+/// Slow start keeps at most this many run times for its figure.
+const SLOW_START_RUNS: usize = 1024;
+/// Rounds at the same limit before one that tells the mean run time as it is.
+const SETTLED: usize = 2;
+/// A round binds if at most this share of its samples (rounded up) did not
+/// reach the limit.
+const LOOSE: f64 = 0.1;
+/// A limit reached by this share of the samples, or more, grows by one; the
+/// share is the mean of the last rounds at the limit, up to this many.
+const SOMETIMES: f64 = 0.05;
+const REACHED_ROUNDS: usize = 4;
+/// Held just below the ceiling for this many samples, or this many rounds,
+/// whichever comes first, it probes the ceiling again.
+const PROBE_SAMPLES: usize = 160;
+const PROBE_ROUNDS: usize = 32;
+/// Cut to at most this share of the limit whose queue began the cuts, with
+/// this many samples there, a run time that kept more than half of its
+/// excess over the unloaded one means the queue was not one.
+const HALVED: f64 = 0.5;
+const HALVED_SAMPLES: f64 = 16.0;
+/// The default start: two, so that one slow item does not hold the stream.
+const START: usize = 2;
+
+/// The adaptive [`Controller`]: finds how many workers a service takes before
+/// its requests start to wait or it pushes back, and follows it as it changes.
+///
+/// `Aimd::new(min, max)` starts at 2, within `[min, max]`
+/// ([`starting_at`](Self::starting_at) changes that), in slow start. Not at
+/// 1: it learns only from completions, and at a limit of 1 a slow first item
+/// (one of a service's rare slow requests, a cold cache) holds the whole
+/// stream for its run time, with nothing learned; at 2 the other worker keeps
+/// completing. Its rule, in full:
+///
+/// **Rounds.** It decides once per *round*: as many samples as the limit.
+/// After a change of the limit (out of slow start), the first completions, as
+/// many as the larger of the two limits, are a warm-up: items that ran under
+/// the old limit are still leaving. In slow start, which has no warm-up (it
+/// would take twice as long), the items started before the last doubling are
+/// left out of the round instead: most of a round's first completions are
+/// theirs, and a queue the doubling made would hide behind them. A round
+/// right after a change still favours the fast items (it ends as the first of
+/// many new items complete); a round after two at the same limit (a warm-up
+/// counts) is *settled*: it shows the run time as it is. A sample that ran
+/// more than 4 times the unloaded run time is an *outlier*: left out of the
+/// round's mean (a service's rare slow requests are not a queue), but
+/// counted. A round *binds* if all but a tenth of its samples (rounded up)
+/// found the limit reached ([`Sample::saturated`]).
+///
+/// **The queue.** With `n` the items in flight (the round's mean
+/// [`Sample::in_flight`]), `mean` its mean run time and `base` the unloaded run
+/// time, Little's law says `queue = n × (1 − base / mean)` items wait. Its
+/// standard error comes from how much the run time varies and how many
+/// samples the round and `base` hold; run times vary in proportion to their
+/// length, so the noise is the unloaded run time's coefficient of variation
+/// at the round's mean. A queue never counts below `n × (1 − 1 / tolerance)`,
+/// nor before `base` has 8 samples behind it.
+///
+/// **Slow start** doubles the limit while rounds bind and show no rise.
+/// Its figure of the unloaded run time is every run time it saw (its rounds,
+/// and the items a round leaves out, which ran under the old limit), outliers
+/// taken against their median (a slow item or two among few samples would
+/// lift a mean past any outlier test). That figure favours the fast items, so
+/// it only ends slow start: once it holds 16 samples, a round whose queue
+/// against it exceeds one and a half standard errors is a *rise* (a doubling
+/// past the capacity costs refusals; a rise that was none costs only the
+/// measurement below); before, only a mean 40 % or more above it, and beyond
+/// three standard errors (a few fast items make a low figure, and its spread
+/// is not known yet). Slow start also ends at a round that does not bind (the
+/// source, not the limit, holds the load back), and at back-pressure.
+///
+/// **Measuring.** At a rise, the limit comes down to what the service took by
+/// slow start's figure (those in flight less the queue), at most the highest
+/// limit slow start saw no rise at, and is held there: after the warm-up and
+/// one more round, settled rounds measure the unloaded run time, at least 32
+/// samples and three rounds' worth, outliers again taken against their
+/// median. (When slow start ended because the source held the load back, the
+/// source sets the load, and the limit grows as below while it measures.)
+/// The round that showed the rise is then tested against what was measured:
+///
+/// - no queue beyond two standard errors: slow start's figure made the rise.
+///   Slow start goes on from that round's limit, doubling only after two
+///   binding rounds in a row there show no queue (the measured figure may be
+///   high by chance, and a doubling past the capacity costs refusals);
+/// - a queue: what the service took, by the measured figure, give or take one
+///   and a half standard errors, sets the *ceiling* (one more than that), and
+///   the limit grows towards it as below.
+///
+/// After back-pressure in slow start, rounds are compared with slow start's
+/// figure until a rise is measured the same way.
+///
+/// **Each round**, once measured:
+///
+/// - **no queue**: the limit grows, only if the round binds and the one
+///   before it did too, at the same limit (a warm-up counts): by half the gap
+///   to just below the *ceiling* (the lowest limit that last showed a queue
+///   or back-pressure), where it holds; every 160 samples or 32 rounds held
+///   it tries the ceiling itself. If the ceiling shows no queue it is stale:
+///   the limit grows by one, then by twice as much each round that binds (2,
+///   4, 8, ...) until a queue shows. A limit reached now and then but not
+///   binding grows by one: the source is about as fast as the limit. Now and
+///   then means by at least 5 % of the samples, on average over the last
+///   rounds at this limit (up to 4; a higher limit is reached less often, so
+///   it earns its own growth). Just below the ceiling such a limit holds and
+///   probes the ceiling as a binding one does. A limit that is not reached
+///   never grows;
+/// - **a queue beyond two standard errors but within three**: it counts only
+///   if the next round at the same limit shows one too (a slow item or two
+///   can do that);
+/// - **the settled rounds at one limit, taken together**, two or more, show a
+///   queue beyond two standard errors of their pooled samples: it counts (a
+///   queue smaller than one round's noise shows in several);
+/// - **a queue**: the limit comes down to what the service took, the items in
+///   flight less those waiting, leaving up to one and a half standard errors
+///   of queue (where the run time varies that much such a queue costs little,
+///   and noise cuts less: a cut too deep costs throughput until the limit
+///   climbs back): at least one lower. When the limit did not bind (the source
+///   held some back), it comes down from the limit by the queue instead. The
+///   limit it came from becomes the ceiling.
+///
+/// **Back-pressure** (an [`overload`](Sample::overload) sample) decides at once:
+/// the limit becomes the ceiling and the limit × [`backoff`](Self::backoff)
+/// (default 0.9, at least one lower). Refusals of items started before that
+/// (the same news) each lower the ceiling by one from the limit at the
+/// back-off, and the limit below it: a service that refused *k* of *L* took
+/// *L − k*. A measurement under way starts again at the lower limit.
+///
+/// **The unloaded run time**, once measured, learns (over about 512 samples)
+/// only from settled rounds with no queue at a limit no higher than where it
+/// was measured or learned: above, a queue within the noise could hide, and
+/// learning there would let it creep up with the load. A settled round faster
+/// than it by more than the noise teaches it wherever it comes.
+///
+/// **A run time that moved.** The first round whose mean run time showed a
+/// queue and cut the limit is remembered while the limit stays at or below
+/// its limit and rounds keep showing a queue (a round with none forgets it:
+/// the cuts worked). A queue that large leaves with the cuts, and its share
+/// of the run time with it: once the limit is at half that round's or less,
+/// the first 16 samples there tell. If their mean is still nearer that
+/// round's than the unloaded run time, the queue was not one: the run time
+/// itself moved (a slower version deployed, a colder cache), or the unloaded
+/// figure was too low. Their mean becomes the unloaded run time, the ceiling
+/// goes, and the limit goes back as far as that round allows with it (its
+/// items in flight × the new figure / its mean). Either way the round is then
+/// forgotten; back-pressure forgets it too, since refusals cut without a
+/// queue.
+///
+/// The limit stays within `[min, max]`. Ignored outputs ([`Verdict::Ignore`])
+/// and items that never complete are not heard of at all.
+///
+/// What it costs: finding a capacity rise needs a probe, so every 160 samples
+/// held below the ceiling one round runs one item more than last showed a
+/// queue (an item queued, or a refusal, per probe, when nothing changed). It
+/// sees a queue of one request at a steady service, but where the run time
+/// varies a queue within the noise goes unseen: it keeps the limit a few
+/// items above the capacity rather than below it. A service that lets waiting
+/// requests starve (it serves newcomers first) hides its queue from any
+/// controller that learns from completions, this one included.
+///
+/// [`with_history`](Self::with_history) records each round's decision for a
+/// plot or a log.
+///
+/// [`Verdict::Ignore`]: crate::Verdict::Ignore
+///
+/// # Examples
+///
+/// Requests of 10 ms to a service that takes 8 at a time and queues the rest
+/// (on tokio's paused clock, so the figures are exact):
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+///
+/// use bounded_buffered::{Aimd, BoundedStreamExt};
+/// use futures::{StreamExt, stream};
+/// use tokio::sync::Semaphore;
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let service = Arc::new(Semaphore::new(8));
+/// let call = move |n: u32| {
+///     let service = Arc::clone(&service);
+///     async move {
+///         let _permit = service.acquire().await.expect("never closed");
+///         tokio::time::sleep(Duration::from_millis(10)).await;
+///         n
+///     }
+/// };
+/// let aimd = Aimd::new(1, 64).with_history(1_000);
+/// let history = aimd.history().expect("recorded");
+/// let mut replies = stream::iter(0..2_000)
+///     .map(call)
+///     .bounded(1, 0)
+///     .adaptive(aimd, |_: &u32| false)
+///     .clock(|| tokio::time::Instant::now().into_std());
+/// while let Some(_) = replies.next().await {}
+/// let rounds = history.rounds();
+/// // It started at 2: the first round doubled it. Slow start doubled it past
+/// // 8 and saw the queue at 16.
+/// assert_eq!(rounds.first().unwrap().limit, 4);
+/// assert!(rounds.iter().any(|round| round.limit == 16));
+/// // From then on it stays at what the service takes, measured there, and
+/// // tries 9 now and then (an item queues, and it comes back).
+/// let after: Vec<_> = rounds
+///     .iter()
+///     .filter(|round| round.at > Duration::from_millis(100))
+///     .map(|round| round.limit)
+///     .collect();
+/// assert!(after.iter().all(|limit| (7..=9).contains(limit)), "{after:?}");
+/// let at_8 = after.iter().filter(|&&limit| limit == 8).count();
+/// assert!(at_8 * 4 > after.len() * 3, "{after:?}");
+/// assert_eq!(rounds.last().unwrap().base, Some(Duration::from_millis(10)));
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct Aimd {
+    min: usize,
+    max: usize,
+    limit: usize,
+    tolerance: f64,
+    backoff: f64,
+    slow_start: bool,
+    /// The unloaded run time.
+    base: Option<Baseline>,
+    /// The unloaded run time is still slow start's figure, not measured.
+    provisional: bool,
+    /// Slow start's run times, its figure's samples; while measuring, the
+    /// measured run times.
+    runs: Vec<f64>,
+    /// The run times of the current round of slow start, added to `runs` once
+    /// the round is compared with the figure.
+    pending: Vec<f64>,
+    /// The highest limit at which slow start's rounds showed no clear rise.
+    clean: usize,
+    /// Measuring the unloaded run time, and why.
+    measuring: Option<Measuring>,
+    /// Room to take a median in.
+    scratch: Vec<f64>,
+    /// The settled rounds at the current limit, taken together, with their
+    /// items in flight (weighted by samples), and how many.
+    pool: Option<(Seen, f64, usize)>,
+    round: Round,
+    /// Rounds ended at the current limit (a warm-up counts as one).
+    same: usize,
+    /// The last round (or warm-up) reached the limit.
+    bound: bool,
+    /// The share of samples that reached the limit: the mean over the last
+    /// (up to 4) rounds ended at the current limit, and how many there were.
+    reached: (f64, usize),
+    /// The lowest limit at which a queue or back-pressure was last seen.
+    ceiling: Option<usize>,
+    /// Rounds held just below the ceiling since it was last probed.
+    held: usize,
+    /// The next growth past a ceiling that proved stale.
+    step: usize,
+    /// The last round showed a queue, to be confirmed by this one.
+    suspect: Option<Seen>,
+    /// The round whose queue began the cuts since the limit was last higher,
+    /// and what the rounds at half its limit or less showed since.
+    cuts: Option<Cuts>,
+    /// The refusals of the items in flight at the last back-off.
+    burst: Option<Burst>,
+    history: Option<History>,
+}
+
+/// The samples of the current round.
+#[derive(Debug, Default)]
+struct Round {
+    /// The last change of the limit: back-pressure from items started before
+    /// it is the news the last back-off already acted on.
+    since: Option<Duration>,
+    /// Samples still to pass before this round counts: after a decrease, the
+    /// items that queued under the old limit are still leaving. Of those
+    /// passed, how many reached the limit.
+    warm_up: usize,
+    warm_samples: usize,
+    warm_saturated: usize,
+    /// The run times of the samples that count.
+    times: RunTimes,
+    /// Of those, how many reached the limit, and their `in_flight` summed.
+    saturated: usize,
+    in_flight: usize,
+}
+
+impl Aimd {
+    /// A controller that keeps the limit within `[min, max]`, starting at 2
+    /// (or the nearer bound, if 2 is outside them).
+    ///
+    /// # Panics
+    ///
+    /// If `min` is 0 (a limit of 0 would pause the stream for good) or `min >
+    /// max`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::{Aimd, Controller};
+    ///
+    /// assert_eq!(Aimd::new(1, 100).initial(), 2);
+    /// assert_eq!(Aimd::new(1, 1).initial(), 1);
+    /// assert_eq!(Aimd::new(4, 100).initial(), 4);
+    /// ```
+    #[track_caller]
+    pub fn new(min: usize, max: usize) -> Self {
+        assert!(
+            min > 0,
+            "`Aimd::new` needs `min >= 1`: a limit of 0 would pause the stream for good"
+        );
+        assert!(
+            min <= max,
+            "`Aimd::new` needs `min <= max`, got {min} > {max}"
+        );
+        Self {
+            min,
+            max,
+            limit: START.clamp(min, max),
+            tolerance: TOLERANCE,
+            backoff: BACKOFF,
+            slow_start: true,
+            base: None,
+            provisional: true,
+            runs: Vec::new(),
+            pending: Vec::new(),
+            clean: 0,
+            measuring: None,
+            scratch: Vec::new(),
+            pool: None,
+            round: Round::default(),
+            same: 0,
+            bound: false,
+            reached: (0.0, 0),
+            ceiling: None,
+            held: 0,
+            step: 1,
+            suspect: None,
+            cuts: None,
+            burst: None,
+            history: None,
+        }
+    }
+
+    /// Starts at `limit` (clamped to `[min, max]`) instead of 2, still in
+    /// slow start: `starting_at(1)` for a service known to take one at a time,
+    /// a higher one for a service known to take many.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::{Aimd, Controller};
+    ///
+    /// assert_eq!(Aimd::new(1, 100).starting_at(16).initial(), 16);
+    /// assert_eq!(Aimd::new(1, 100).starting_at(500).initial(), 100);
+    /// ```
+    pub fn starting_at(mut self, limit: usize) -> Self {
+        self.limit = limit.clamp(self.min, self.max);
+        self
+    }
+
+    /// The least rise of the mean run time over the unloaded one that counts
+    /// as a queue, however steady the service: 1.02 (2 %) by default. Where
+    /// the run time varies, the noise sets a higher bar by itself; this one is
+    /// for steady services, where a rise of `1 / n` is one item waiting of
+    /// `n` in flight.
+    ///
+    /// # Panics
+    ///
+    /// If `tolerance` is not above 1.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::Aimd;
+    ///
+    /// let _patient = Aimd::new(1, 64).tolerance(1.5); // only a 50 % rise counts
+    /// ```
+    #[track_caller]
+    pub fn tolerance(mut self, tolerance: f64) -> Self {
+        assert!(
+            tolerance > 1.0,
+            "`Aimd::tolerance` must be above 1, got {tolerance}"
+        );
+        self.tolerance = tolerance;
+        self
+    }
+
+    /// The factor applied to the limit on back-pressure: 0.9 by default. The
+    /// refusals of the items in flight then tell how much further to go (see
+    /// the rule), so a gentle factor costs few refusals.
+    ///
+    /// # Panics
+    ///
+    /// If `backoff` is not in `(0, 1)`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::Aimd;
+    ///
+    /// let _gentle = Aimd::new(1, 64).backoff(0.7); // 30 % off on back-pressure
+    /// ```
+    #[track_caller]
+    pub fn backoff(mut self, backoff: f64) -> Self {
+        assert!(
+            backoff > 0.0 && backoff < 1.0,
+            "`Aimd::backoff` must be between 0 and 1, got {backoff}"
+        );
+        self.backoff = backoff;
+        self
+    }
+
+    /// Records the latest `capacity` decisions, readable through
+    /// [`Aimd::history`] while the stream runs. The memory is reserved here,
+    /// once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::Aimd;
+    ///
+    /// assert!(Aimd::new(1, 8).history().is_none());
+    /// assert!(Aimd::new(1, 8).with_history(10).history().is_some());
+    /// ```
+    pub fn with_history(mut self, capacity: usize) -> Self {
+        self.history = Some(History {
+            rounds: Arc::new(Mutex::new(VecDeque::with_capacity(capacity))),
+            capacity,
+        });
+        self
+    }
+
+    /// A handle to the recorded decisions, if [`Aimd::with_history`] was called.
+    pub fn history(&self) -> Option<History> {
+        self.history.clone()
+    }
+
+    /// Ends the current round at `at` with the limit `limit`.
+    fn decide(&mut self, at: Duration, limit: usize, mean_run: Option<f64>, overload: bool) {
+        let limit = limit.clamp(self.min, self.max);
+        if limit < self.limit {
+            self.slow_start = false;
+        }
+        if limit != self.limit {
+            // A suspect round is confirmed at the same limit only; the
+            // refusals of a burst are counted until the limit moves again.
+            self.suspect = None;
+            if !overload {
+                self.burst = None;
+            }
+        }
+        // Out of slow start, a change lets the items that ran under the old
+        // limit leave before a round counts.
+        let warm_up = if limit != self.limit && !self.slow_start {
+            self.limit.max(limit)
+        } else {
+            0
+        };
+        if limit != self.limit {
+            self.same = usize::from(warm_up > 0);
+            self.reached = (0.0, 0);
+            self.pool = None;
+        }
+        if self.cuts.is_some_and(|cuts| limit > cuts.limit) {
+            self.cuts = None;
+        }
+        let since = if limit == self.limit {
+            self.round.since
+        } else {
+            Some(at)
+        };
+        self.limit = limit;
+        self.round = Round {
+            since,
+            warm_up,
+            ..Round::default()
+        };
+        if let Some(history) = &self.history {
+            history.record(Decision {
+                at,
+                mean_run: mean_run.map(Duration::from_secs_f64),
+                base: self.base.map(|base| Duration::from_secs_f64(base.mean)),
+                overload,
+                limit: self.limit,
+            });
+        }
+    }
+
+    /// `limit`, rounded, at least one lower than the limit (unless at `min`).
+    fn lowered(&self, limit: f64) -> usize {
+        self.rounded(self.limit.saturating_sub(1), limit)
+    }
+
+    /// `limit`, rounded, at most `most` and at least `min`.
+    fn rounded(&self, most: usize, limit: f64) -> usize {
+        // A limit is far below 2^52: the float is exact.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let limit = limit.round() as usize;
+        limit.min(most).max(self.min)
+    }
+
+    /// The end of a round: compare, then shrink, hold or grow.
+    #[allow(clippy::cast_precision_loss)]
+    fn end_round(&mut self, at: Duration) {
+        let round = &self.round;
+        let times = &round.times;
+        let counted = (times.samples + times.outliers) as f64;
+        // Nothing but outliers: each counts as just an outlier.
+        let (samples, mean, variance) = match (times.samples, self.base) {
+            (0, Some(base)) => (counted, base.mean * CLIP, 0.0),
+            _ => {
+                let samples = times.samples as f64;
+                let mean = times.total / samples;
+                (
+                    samples,
+                    mean,
+                    (times.squares / samples - mean * mean).max(0.0),
+                )
+            }
+        };
+        let seen = Seen {
+            mean,
+            variance,
+            samples,
+        };
+        let binds_now = binds(round.saturated, times.samples + times.outliers);
+        // Twice in a row at this limit (counting the warm-up): a burst of the
+        // source does not make the limit grow.
+        let twice = binds_now
+            && if round.warm_samples > 0 {
+                binds(round.warm_saturated, round.warm_samples)
+            } else {
+                self.bound && self.same > 0
+            };
+        self.bound = binds_now;
+        // A higher limit is reached less often: only rounds at this one count.
+        let (share, rounds) = &mut self.reached;
+        *rounds += 1;
+        *share +=
+            (round.saturated as f64 / counted - *share) / (*rounds).min(REACHED_ROUNDS) as f64;
+        let limit = self.limit as f64;
+        // Little's law needs how many ran, which the limit only bounds.
+        let in_flight = (round.in_flight as f64 / counted).clamp(1.0, limit);
+        if self.slow_start && self.provisional {
+            // Slow start's figure: every run time before this round's.
+            self.base = Baseline::of_runs(&self.runs, &mut self.scratch, self.clean);
+        }
+        let Some(base) = self.base else {
+            // The first round: nothing to compare with. It is slow start's
+            // first figure.
+            self.keep_pending();
+            self.base = Baseline::of_runs(&self.runs, &mut self.scratch, self.limit);
+            self.provisional_round(at, &seen, in_flight, 0.0, f64::INFINITY, binds_now, twice);
+            return;
+        };
+        // Little's law: with `in_flight` running and a mean run time `mean`
+        // against the unloaded `base.mean`, about this many wait (all but one
+        // at most).
+        let queue = if mean > 0.0 {
+            (in_flight * (1.0 - base.mean / mean)).min(in_flight - 1.0)
+        } else {
+            0.0
+        };
+        // Its standard error: the round's mean and the unloaded one are both
+        // uncertain. Student's t, roughly: a variance seen in few samples is
+        // uncertain too. Noise is a share of the run time (a service that
+        // runs a round 1.5 times as long varies 1.5 times as much in it), so
+        // the test is of `mean − base` against the spread scaled to `mean`,
+        // which in items is `in_flight × spread / base`. Against the spread
+        // as it is (`/ mean` here: a plain test of the rise), the rounds of
+        // lognormal services that ran long by chance passed for queues: on
+        // σ 0.6, runs whose goodput fell to 0.84 to 0.89 (tools/models).
+        let error = base.error(in_flight, samples);
+        let floor = in_flight * (1.0 - 1.0 / self.tolerance);
+        let threshold = (SUSPECT * error).max(floor);
+        let sure = (SURE * error).max(floor);
+        // Rounds right after a change favour the fast items (each ends as the
+        // first of many new items complete): only a round after two at the
+        // same limit (a warm-up counts) shows the mean run time as it is.
+        let settled = self.same >= SETTLED;
+        if self.measuring.is_some() {
+            self.same += 1;
+            self.measured(at, mean, binds_now, twice);
+            return;
+        }
+        if self.provisional {
+            // A rise against slow start's figure: beyond one and a half
+            // standard errors (a doubling past the capacity costs refusals, a
+            // rise that was none only a measurement), once the figure has its
+            // samples; before, only a large one (the noise of a few items).
+            let rise = if self.slow_start && base.spread < EXIT_SAMPLES {
+                (SURE * error).max(in_flight * (1.0 - 1.0 / LARGE_RISE))
+            } else {
+                (EXIT * error).max(floor)
+            };
+            self.provisional_round(at, &seen, in_flight, queue, rise, binds_now, twice);
+            return;
+        }
+        if self.halved_for_nothing(&seen, at) {
+            return;
+        }
+        self.same += 1;
+        let suspect = self.suspect.take();
+        // Rounds at the same limit, taken together: a queue smaller than one
+        // round's noise shows in several.
+        let mut queue = queue;
+        let mut error = error;
+        let mut pooled = false;
+        if settled {
+            let (pool, flying, rounds) = match self.pool {
+                Some((pool, flying, rounds)) => (
+                    pool.pooled(&seen),
+                    flying + in_flight * seen.samples,
+                    rounds + 1,
+                ),
+                None => (seen, in_flight * seen.samples, 1),
+            };
+            self.pool = Some((pool, flying, rounds));
+            if rounds >= 2 {
+                let n = flying / pool.samples;
+                let q = (n * (1.0 - base.mean / pool.mean)).min(n - 1.0);
+                let e = base.error(n, pool.samples);
+                if q > (SUSPECT * e).max(n * (1.0 - 1.0 / self.tolerance)) && queue <= sure {
+                    queue = q;
+                    error = e;
+                    pooled = true;
+                    self.pool = None;
+                }
+            }
+        }
+        if queue <= threshold && !pooled {
+            // The cuts brought the queue down: nothing to check them by.
+            self.cuts = None;
+            self.learn(&seen, suspect, settled, queue < -threshold);
+            let grown = self.grown(binds_now, twice);
+            self.decide(at, grown, Some(mean), false);
+            return;
+        }
+        if queue <= sure && suspect.is_none() && !pooled {
+            // Within three standard errors: it counts if the next round shows
+            // it too.
+            self.suspect = Some(seen);
+            self.decide(at, self.limit, Some(mean), false);
+            return;
+        }
+        // Cuts begun by a round whose run time showed a queue are checked
+        // against what the run time does below (`halved_for_nothing`); the
+        // other signals do not move the mean, so the check cannot refute them.
+        if queue > threshold && self.cuts.is_none() {
+            self.cuts = Some(Cuts {
+                limit: self.limit,
+                in_flight,
+                first: seen,
+                below: None,
+            });
+        }
+        // What the service took: those in flight less those that waited,
+        // give or take the noise (a standing queue within one standard error
+        // costs little where the run time varies that much).
+        // (When the limit was not reached, the source held some back: the
+        // limit comes down by the queue, not to what ran less the queue.)
+        let ran = if binds_now || self.slow_start {
+            in_flight
+        } else {
+            limit
+        };
+        let lowered = self.lowered(ran - queue + (KEEP * error).min(queue));
+        self.ceiling = Some(self.limit);
+        self.step = 1;
+        self.held = 0;
+        self.decide(at, lowered, Some(mean), false);
+    }
+
+    /// What a round with no queue (and a suspect one before it, which was
+    /// noise after all) teaches the unloaded run time.
+    fn learn(&mut self, seen: &Seen, suspect: Option<Seen>, settled: bool, faster: bool) {
+        let limit = self.limit;
+        let Some(base) = &mut self.base else {
+            return;
+        };
+        let rounds = suspect.iter().chain([seen]);
+        if !settled {
+            // Biased to the fast items: nothing to learn.
+        } else if limit <= base.at || faster {
+            // At a limit no higher than where it learned, no queue hides that
+            // it did not have; above, a queue within the noise could, and
+            // learning there (its mean, or how much it varies) would let it
+            // creep up with the load. A round faster by more than the noise
+            // shows it too high, though.
+            rounds.for_each(|seen| base.learn(seen, limit));
+        }
+    }
+
+    /// The limit after a round with no queue.
+    fn grown(&mut self, binds: bool, twice: bool) -> usize {
+        let limit = self.limit;
+        if self.ceiling.is_some_and(|ceiling| limit >= ceiling) {
+            // A probe of the ceiling showed no queue: it is stale. The service
+            // takes more than before, how much more is unknown: one more, then
+            // twice as much more each round that binds.
+            self.ceiling = None;
+            self.step = 1;
+            if binds && !self.slow_start {
+                let grown = limit.saturating_add(self.step);
+                self.step = self.step.saturating_mul(2);
+                return grown;
+            }
+        }
+        if self.slow_start {
+            if !binds {
+                // The source, not the limit, holds it back: doubling ends.
+                self.slow_start = false;
+                return limit;
+            }
+            if !self.provisional && !twice {
+                // Slow start resumed against a measured figure: that figure
+                // may be high by chance, and a doubling past the capacity
+                // costs refusals; two rounds at a limit give two chances to
+                // see a queue before it doubles.
+                return limit;
+            }
+            let doubled = limit.saturating_mul(2);
+            return self
+                .ceiling
+                .map_or(doubled, |ceiling| doubled.min(ceiling - 1).max(limit));
+        }
+        // Past a stale ceiling, every round that binds grows it.
+        let climbing = self.ceiling.is_none() && self.step > 1;
+        if !(twice || climbing && binds) {
+            // Reached now and then: the source is about as fast as the limit,
+            // and each time it is reached the source waits. One more; just
+            // below the ceiling, held there and probing it, as a limit that
+            // binds is (else a ceiling found by noise would hold for good).
+            if binds || self.reached.0 < SOMETIMES {
+                return limit;
+            }
+            return match self.ceiling {
+                Some(ceiling) if limit + 1 >= ceiling => self.hold_or_probe(limit, ceiling),
+                _ => limit + 1,
+            };
+        }
+        match self.ceiling {
+            Some(ceiling) if limit + 1 < ceiling => limit + ((ceiling - limit) / 2).max(1),
+            Some(ceiling) => self.hold_or_probe(limit, ceiling),
+            None => {
+                let grown = limit.saturating_add(self.step);
+                self.step = self.step.saturating_mul(2);
+                grown
+            }
+        }
+    }
+
+    /// Held just below `ceiling` for one more round: every 160 samples or 32
+    /// rounds, whichever comes first, the ceiling itself.
+    fn hold_or_probe(&mut self, limit: usize, ceiling: usize) -> usize {
+        self.held += 1;
+        if self.held * limit >= PROBE_SAMPLES || self.held >= PROBE_ROUNDS {
+            self.held = 0;
+            ceiling
+        } else {
+            limit
+        }
+    }
+}
+
+impl Controller for Aimd {
+    fn initial(&self) -> usize {
+        self.limit
+    }
+
+    fn sample(&mut self, sample: &Sample) -> usize {
+        if sample.overload {
+            self.overload(sample);
+            return self.limit;
+        }
+        let run = sample.run.as_secs_f64();
+        let outlier = self
+            .base
+            .is_some_and(|base| base.mean > 0.0 && run > base.mean * CLIP);
+        let round = &mut self.round;
+        if self.slow_start && round.since.is_some_and(|since| sample.started < since) {
+            // Slow start has no warm-up: its rounds would take twice as long.
+            // An item started before the doubling ran under the old limit,
+            // though, and most of a round's first completions are such items:
+            // a queue the new limit made would hide behind them. They teach
+            // slow start's figure, though: they ran under the old limit.
+            if self.provisional && self.runs.len() < SLOW_START_RUNS {
+                self.runs.push(run);
+            }
+            return self.limit;
+        }
+        if round.warm_up > 0 {
+            round.warm_up -= 1;
+            round.warm_samples += 1;
+            round.warm_saturated += usize::from(sample.saturated);
+            return self.limit;
+        }
+        round.times.add(run, outlier);
+        round.saturated += usize::from(sample.saturated);
+        round.in_flight += sample.in_flight;
+        if self.slow_start && self.provisional {
+            self.pending.push(run);
+        } else if self.measuring.is_some() && self.same >= SETTLED {
+            self.runs.push(run);
+        }
+        // A round of nothing but outliers ends too: the run time moved.
+        if round.times.samples >= self.limit || round.times.outliers >= self.limit {
+            self.end_round(sample.started + sample.run);
+        }
+        self.limit
+    }
+}

@@ -1,0 +1,61 @@
+//! Back-pressure: a back-off, and the refusals of the burst it answers.
+
+use crate::adaptive::Sample;
+
+use super::Aimd;
+
+/// A back-off, and the refusals that came after it from items started
+/// before it.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Burst {
+    /// The limit at the back-off.
+    pub(super) limit: usize,
+    pub(super) refused: usize,
+}
+
+impl Aimd {
+    /// Back-pressure.
+    pub(super) fn overload(&mut self, sample: &Sample) {
+        let done = sample.started + sample.run;
+        // An item started in the very clock reading of a back-off cannot be
+        // told apart from one started before it: taken as the same news.
+        let stale = self.round.since.is_some_and(|since| {
+            sample.started < since || (self.burst.is_some() && sample.started == since)
+        });
+        if stale {
+            // From an item started before the last change: it ran under the
+            // old limit. After a back-off, each such refusal says the service
+            // took one fewer than the limit then.
+            let Some(burst) = &mut self.burst else {
+                return;
+            };
+            burst.refused += 1;
+            let ceiling = burst.limit.saturating_sub(burst.refused).max(self.min) + 1;
+            let ceiling = self.ceiling.map_or(ceiling, |c| c.min(ceiling));
+            self.ceiling = Some(ceiling);
+            let limit = self.limit.min(ceiling - 1).max(self.min);
+            if limit != self.limit {
+                // Not a new round: the same items are still leaving.
+                let since = self.round.since;
+                self.decide(done, limit, None, true);
+                self.round.since = since;
+            }
+            return;
+        }
+        self.ceiling = Some(self.limit);
+        self.step = 1;
+        self.burst = Some(Burst {
+            limit: self.limit,
+            refused: 1,
+        });
+        self.held = 0;
+        self.cuts = None;
+        // A measurement restarts at the lower limit.
+        if self.measuring.is_some() {
+            self.runs.clear();
+        }
+        #[allow(clippy::cast_precision_loss)]
+        let limit = self.lowered((self.limit as f64 * self.backoff).floor());
+        self.decide(done, limit, None, true);
+    }
+}

@@ -1,0 +1,140 @@
+//! Slow start, and the measurement of the unloaded run time that follows it
+//! (see the rule in [`Aimd`]'s documentation).
+
+use std::time::Duration;
+
+use super::figures::{Baseline, Seen};
+use super::{Aimd, KEEP, MEASURE, MEASURE_ROUNDS, SLOW_START_RUNS, SUSPECT};
+
+/// Why the unloaded run time is being measured.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Measuring {
+    /// A round showed a clear rise over slow start's figure: its limit, items
+    /// in flight and what it showed, to be checked against what is measured.
+    Rise {
+        limit: usize,
+        in_flight: f64,
+        seen: Seen,
+    },
+    /// Slow start ended as the source held the load back.
+    Source,
+}
+
+impl Aimd {
+    /// Adds the run times of slow start's round to its figure's samples.
+    pub(super) fn keep_pending(&mut self) {
+        let room = SLOW_START_RUNS.saturating_sub(self.runs.len());
+        let take = self.pending.len().min(room);
+        self.runs.extend_from_slice(&self.pending[..take]);
+        self.pending.clear();
+    }
+
+    /// A round against slow start's figure, which favours the fast items
+    /// (each of its rounds ends as the first of many new items complete):
+    /// only a clear rise counts, and it is not cut by but measured.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn provisional_round(
+        &mut self,
+        at: Duration,
+        seen: &Seen,
+        in_flight: f64,
+        queue: f64,
+        rise: f64,
+        binds: bool,
+        twice: bool,
+    ) {
+        self.same += 1;
+        if queue > rise {
+            // A clear rise: the limit comes down to what the service took by
+            // slow start's figure (too low a figure takes it lower), and no
+            // higher than where slow start saw no rise; the unloaded run time
+            // is measured there, in rounds that follow a warm-up.
+            self.ceiling = Some(self.limit);
+            self.step = 1;
+            self.held = 0;
+            self.suspect = None;
+            let rise = Measuring::Rise {
+                limit: self.limit,
+                in_flight,
+                seen: *seen,
+            };
+            let most = self
+                .clean
+                .clamp(self.min, self.limit.saturating_sub(1).max(self.min));
+            let target = self.rounded(most, in_flight - queue);
+            self.measure(at, rise, target, seen.mean);
+            return;
+        }
+        if self.slow_start {
+            self.keep_pending();
+            self.clean = self.clean.max(self.limit);
+            if !binds {
+                // The source, not the limit, holds it back: measure here.
+                self.slow_start = false;
+                self.measure(at, Measuring::Source, self.limit, seen.mean);
+                return;
+            }
+        }
+        let grown = self.grown(binds, twice);
+        self.decide(at, grown, Some(seen.mean), false);
+    }
+
+    /// Starts measuring the unloaded run time at `limit`.
+    pub(super) fn measure(&mut self, at: Duration, why: Measuring, limit: usize, mean: f64) {
+        self.measuring = Some(why);
+        self.runs.clear();
+        self.pending.clear();
+        self.decide(at, limit, Some(mean), false);
+    }
+
+    /// A round while measuring: once enough settled samples, they are the
+    /// unloaded run time; the round that ended slow start is checked against
+    /// it, and if it shows no queue there, slow start goes on from it.
+    pub(super) fn measured(&mut self, at: Duration, mean: f64, binds: bool, twice: bool) {
+        if self.runs.len() < MEASURE.max(MEASURE_ROUNDS.saturating_mul(self.limit)) {
+            // Held, so that the load stays as it is; unless the source, not
+            // the limit, sets the load.
+            let limit = match self.measuring {
+                Some(Measuring::Source) => self.grown(binds, twice),
+                _ => self.limit,
+            };
+            self.decide(at, limit, Some(mean), false);
+            return;
+        }
+        // Never `None`: the median is within `CLIP` times itself.
+        let Some(base) = Baseline::of_runs(&self.runs, &mut self.scratch, self.limit) else {
+            self.decide(at, self.limit, Some(mean), false);
+            return;
+        };
+        let why = self.measuring.take();
+        self.base = Some(base);
+        self.provisional = false;
+        self.runs = Vec::new();
+        self.pending = Vec::new();
+        self.scratch = Vec::new();
+        if let Some(Measuring::Rise {
+            limit,
+            in_flight,
+            seen,
+        }) = why
+        {
+            let queue = in_flight * (1.0 - base.mean / seen.mean);
+            let error = base.error(in_flight, seen.samples);
+            let floor = in_flight * (1.0 - 1.0 / self.tolerance);
+            if queue <= (SUSPECT * error).max(floor) {
+                // Slow start's figure made that rise: it goes on from there.
+                self.ceiling = None;
+                self.slow_start = true;
+                self.decide(at, limit, Some(mean), false);
+                return;
+            }
+            // What the service took by the measured figure, give or take
+            // the noise: one more is the lowest limit known to queue.
+            let took = in_flight - queue + KEEP * error;
+            let ceiling = self.rounded(limit, took.floor() + 1.0).max(self.limit + 1);
+            self.ceiling = Some(ceiling);
+        }
+        let grown = self.grown(binds, twice);
+        self.decide(at, grown, Some(mean), false);
+    }
+}
