@@ -1,6 +1,5 @@
 //! [`Aimd`]: the adaptive `workers` limit the crate ships. Its rule is written
 //! once, in the type's documentation, for its users.
-
 //!
 //! Files by concern: this one holds the type, its builder, the rounds and the
 //! rule once the unloaded run time is measured; `start.rs` slow start and that
@@ -292,9 +291,8 @@ pub struct Aimd {
     measuring: Option<Measuring>,
     /// Room to take a median in.
     scratch: Vec<f64>,
-    /// The settled rounds at the current limit, taken together, with their
-    /// items in flight (weighted by samples), and how many.
-    pool: Option<(Seen, f64, usize)>,
+    /// The settled rounds at the current limit, taken together.
+    pool: Option<Pool>,
     round: Round,
     /// Rounds ended at the current limit (a warm-up counts as one).
     same: usize,
@@ -317,6 +315,15 @@ pub struct Aimd {
     /// The refusals of the items in flight at the last back-off.
     burst: Option<Burst>,
     history: Option<History>,
+}
+
+/// The settled rounds at one limit, taken together: what they showed, their
+/// items in flight summed over their samples, and how many rounds.
+#[derive(Clone, Copy, Debug)]
+struct Pool {
+    seen: Seen,
+    flying: f64,
+    rounds: usize,
 }
 
 /// The samples of the current round.
@@ -655,33 +662,20 @@ impl Aimd {
         }
         self.same += 1;
         let suspect = self.suspect.take();
-        // Rounds at the same limit, taken together: a queue smaller than one
-        // round's noise shows in several.
-        let mut queue = queue;
-        let mut error = error;
-        let mut pooled = false;
-        if settled {
-            let (pool, flying, rounds) = match self.pool {
-                Some((pool, flying, rounds)) => (
-                    pool.pooled(&seen),
-                    flying + in_flight * seen.samples,
-                    rounds + 1,
-                ),
-                None => (seen, in_flight * seen.samples, 1),
-            };
-            self.pool = Some((pool, flying, rounds));
-            if rounds >= 2 {
-                let n = flying / pool.samples;
-                let q = (n * (1.0 - base.mean / pool.mean)).min(n - 1.0);
-                let e = base.error(n, pool.samples);
-                if q > (SUSPECT * e).max(n * (1.0 - 1.0 / self.tolerance)) && queue <= sure {
-                    queue = q;
-                    error = e;
-                    pooled = true;
-                    self.pool = None;
-                }
-            }
+        // A queue within one round's noise may show in the rounds at this
+        // limit taken together; one beyond three standard errors of its own
+        // round counts as it is.
+        let pooled = if settled {
+            self.pooled(&seen, in_flight, &base)
+                .filter(|_| queue <= sure)
+        } else {
+            None
+        };
+        if pooled.is_some() {
+            self.pool = None;
         }
+        let (queue, error) = pooled.unwrap_or((queue, error));
+        let pooled = pooled.is_some();
         if queue <= threshold && !pooled {
             // The cuts brought the queue down: nothing to check them by.
             self.cuts = None;
@@ -725,6 +719,30 @@ impl Aimd {
         self.decide(at, lowered, Some(mean), false);
     }
 
+    /// Adds a settled round to the rounds at this limit taken together; if
+    /// two or more of them show a queue beyond two standard errors of their
+    /// pooled samples, that queue and its standard error.
+    fn pooled(&mut self, seen: &Seen, in_flight: f64, base: &Baseline) -> Option<(f64, f64)> {
+        let pool = match self.pool {
+            Some(pool) => Pool {
+                seen: pool.seen.pooled(seen),
+                flying: pool.flying + in_flight * seen.samples,
+                rounds: pool.rounds + 1,
+            },
+            None => Pool {
+                seen: *seen,
+                flying: in_flight * seen.samples,
+                rounds: 1,
+            },
+        };
+        self.pool = Some(pool);
+        let n = pool.flying / pool.seen.samples;
+        let queue = (n * (1.0 - base.mean / pool.seen.mean)).min(n - 1.0);
+        let error = base.error(n, pool.seen.samples);
+        let counts = queue > (SUSPECT * error).max(n * (1.0 - 1.0 / self.tolerance));
+        (pool.rounds >= 2 && counts).then_some((queue, error))
+    }
+
     /// What a round with no queue (and a suspect one before it, which was
     /// noise after all) teaches the unloaded run time.
     fn learn(&mut self, seen: &Seen, suspect: Option<Seen>, settled: bool, faster: bool) {
@@ -732,16 +750,16 @@ impl Aimd {
         let Some(base) = &mut self.base else {
             return;
         };
-        let rounds = suspect.iter().chain([seen]);
-        if !settled {
-            // Biased to the fast items: nothing to learn.
-        } else if limit <= base.at || faster {
-            // At a limit no higher than where it learned, no queue hides that
-            // it did not have; above, a queue within the noise could, and
-            // learning there (its mean, or how much it varies) would let it
-            // creep up with the load. A round faster by more than the noise
-            // shows it too high, though.
-            rounds.for_each(|seen| base.learn(seen, limit));
+        // A round that is not settled is biased to the fast items. At a limit
+        // no higher than where it learned, no queue hides that it did not
+        // have; above, a queue within the noise could, and learning there
+        // (its mean, or how much it varies) would let it creep up with the
+        // load. A round faster by more than the noise shows it too high,
+        // though.
+        if settled && (limit <= base.at || faster) {
+            for seen in suspect.iter().chain([seen]) {
+                base.learn(seen, limit);
+            }
         }
     }
 

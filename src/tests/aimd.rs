@@ -780,6 +780,22 @@ fn the_unloaded_run_time_learns_only_where_no_queue_can_hide() {
 }
 
 #[test]
+fn only_a_settled_round_teaches_the_unloaded_run_time() {
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(16));
+    feed.settle_at(16, 8, 12);
+    let base = feed.last().base;
+    // Reached now and then: up to 17, a change of the limit.
+    assert_eq!(feed.reached_one_in(4).limit, 17);
+    // The round after the change (after its warm-up) is not settled: it
+    // favours the fast items, and however fast it is, it teaches nothing.
+    let first = feed.round_of(5 * MS, 7 * MS, false);
+    assert_eq!((first.limit, first.base), (17, base));
+    // The next one is: faster by more than the noise, it lowers the figure.
+    let second = feed.round_of(5 * MS, 7 * MS, false);
+    assert!(second.base < base, "{second:?} against {base:?}");
+}
+
+#[test]
 fn the_same_run_time_at_half_the_limit_moves_the_unloaded_one() {
     let mut feed = Feed::new(Aimd::new(1, 256).starting_at(32));
     feed.settle_at(32, 10, 10);

@@ -71,10 +71,7 @@ impl Dist {
     fn draw(self, rng: &mut Rng) -> Duration {
         let ms = match self {
             Dist::Fixed(ms) => ms,
-            Dist::LogNormal { mean, sigma } => {
-                let mu = mean.ln() - sigma * sigma / 2.0;
-                (mu + sigma * rng.normal()).exp()
-            }
+            Dist::LogNormal { mean, sigma } => rng.lognormal(mean, sigma),
             Dist::HeavyTail { base, slow, p } => {
                 if rng.unit() < p {
                     slow
@@ -297,6 +294,12 @@ impl Rng {
     pub fn normal(&mut self) -> f64 {
         let (u, v) = (1.0 - self.unit(), self.unit());
         (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    }
+
+    /// Lognormal with this mean and this σ of the underlying normal.
+    pub fn lognormal(&mut self, mean: f64, sigma: f64) -> f64 {
+        let mu = mean.ln() - sigma * sigma / 2.0;
+        (mu + sigma * self.normal()).exp()
     }
 
     /// Whole numbers from 1 with this mean, geometrically distributed.

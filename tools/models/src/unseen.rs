@@ -14,15 +14,19 @@ fn exponential(rng: &mut Rng, mean: f64) -> f64 {
     -mean * (1.0 - rng.unit()).ln()
 }
 
-/// A lognormal draw with this mean and this σ of the underlying normal.
-fn lognormal(rng: &mut Rng, mean: f64, sigma: f64) -> f64 {
-    let mu = mean.ln() - sigma * sigma / 2.0;
-    (mu + sigma * rng.normal()).exp()
-}
-
 /// A uniform draw in [low, high).
 fn uniform(rng: &mut Rng, low: f64, high: f64) -> f64 {
     low + (high - low) * rng.unit()
+}
+
+/// A read behind a cache: a share `miss` of them miss and read from disk
+/// (lognormal σ 0.3 with mean `disk`), the others hit in `low` to `high` ms.
+fn cached(rng: &mut Rng, miss: f64, disk: f64, (low, high): (f64, f64)) -> f64 {
+    if rng.unit() < miss {
+        rng.lognormal(disk, 0.3)
+    } else {
+        uniform(rng, low, high)
+    }
 }
 
 /// In-memory key-value lookup: 1 ms of fixed cost plus an exponential 2 ms.
@@ -34,11 +38,7 @@ const KV_LOOKUP_MEAN: f64 = 3.0;
 /// Database read behind a cache: 80 % hits of 2-4 ms, 20 % misses that read
 /// from disk, about 40 ms.
 fn cached_read(rng: &mut Rng) -> f64 {
-    if rng.unit() < 0.2 {
-        lognormal(rng, 40.0, 0.3)
-    } else {
-        uniform(rng, 2.0, 4.0)
-    }
+    cached(rng, 0.2, 40.0, (2.0, 4.0))
 }
 const CACHED_READ_MEAN: f64 = 0.8 * 3.0 + 0.2 * 40.0;
 
@@ -68,21 +68,13 @@ const RENDER_MEAN: f64 = 60.0;
 
 /// Cold cache: half the reads miss (about 50 ms), half hit (3-5 ms).
 fn cold_cache(rng: &mut Rng) -> f64 {
-    if rng.unit() < 0.5 {
-        lognormal(rng, 50.0, 0.3)
-    } else {
-        uniform(rng, 3.0, 5.0)
-    }
+    cached(rng, 0.5, 50.0, (3.0, 5.0))
 }
 const COLD_CACHE_MEAN: f64 = 0.5 * 50.0 + 0.5 * 4.0;
 
 /// Warm cache: a tenth of the reads miss.
 fn warm_cache(rng: &mut Rng) -> f64 {
-    if rng.unit() < 0.1 {
-        lognormal(rng, 50.0, 0.3)
-    } else {
-        uniform(rng, 3.0, 5.0)
-    }
+    cached(rng, 0.1, 50.0, (3.0, 5.0))
 }
 const WARM_CACHE_MEAN: f64 = 0.1 * 50.0 + 0.9 * 4.0;
 
