@@ -54,8 +54,9 @@ const LARGE_RISE: f64 = 1.4;
 /// start: at least this many, and this many rounds' worth.
 const MEASURE: usize = 32;
 const MEASURE_ROUNDS: usize = 3;
-/// Slow start keeps at most this many run times for its figure.
-const SLOW_START_RUNS: usize = 1024;
+/// At most this many run times are kept, in room reserved once: slow start's
+/// figure keeps its first ones, a measurement its latest.
+const RUNS_KEPT: usize = 1024;
 /// Rounds at the same limit before one that tells the mean run time as it is.
 const SETTLED: usize = 2;
 /// A round binds if at most this share of its samples (rounded up) did not
@@ -212,6 +213,13 @@ const START: usize = 2;
 /// requests starve (it serves newcomers first) hides its queue from any
 /// controller that learns from completions, this one included.
 ///
+/// What it holds: room for 1 024 run times, twice, and for a round's samples up
+/// to 1 024 (24 KiB in all at a `max` of 1 024 or more), reserved when it is
+/// built: it never allocates after, so how a run happens to go never decides
+/// how often it allocates. A measurement at a limit above about 340 takes
+/// more samples than that (three rounds' worth): its figure is of the latest
+/// 1 024.
+///
 /// [`with_history`](Self::with_history) records each round's decision for a
 /// plot or a log.
 ///
@@ -280,8 +288,10 @@ pub struct Aimd {
     /// The unloaded run time is still slow start's figure, not measured.
     provisional: bool,
     /// Slow start's run times, its figure's samples; while measuring, the
-    /// measured run times.
+    /// latest measured run times.
     runs: Vec<f64>,
+    /// The run times measured so far (`runs` keeps the latest [`RUNS_KEPT`]).
+    measured: usize,
     /// The run times of the current round of slow start, added to `runs` once
     /// the round is compared with the figure.
     pending: Vec<f64>,
@@ -382,11 +392,12 @@ impl Aimd {
             slow_start: true,
             base: None,
             provisional: true,
-            runs: Vec::new(),
-            pending: Vec::new(),
+            runs: Vec::with_capacity(RUNS_KEPT),
+            measured: 0,
+            pending: Vec::with_capacity(max.min(RUNS_KEPT)),
             clean: 0,
             measuring: None,
-            scratch: Vec::new(),
+            scratch: Vec::with_capacity(RUNS_KEPT),
             pool: None,
             round: Round::default(),
             same: 0,
@@ -536,6 +547,9 @@ impl Aimd {
             warm_up,
             ..Round::default()
         };
+        // A round's run times go with it: one cut short (back-pressure at the
+        // lowest limit) must not leave them to pile up in the next.
+        self.pending.clear();
         if let Some(history) = &self.history {
             history.record(Decision {
                 at,
@@ -856,7 +870,7 @@ impl Controller for Aimd {
             // though, and most of a round's first completions are such items:
             // a queue the new limit made would hide behind them. They teach
             // slow start's figure, though: they ran under the old limit.
-            if self.provisional && self.runs.len() < SLOW_START_RUNS {
+            if self.provisional && self.runs.len() < RUNS_KEPT {
                 self.runs.push(run);
             }
             return self.limit;
@@ -871,14 +885,31 @@ impl Controller for Aimd {
         round.saturated += usize::from(sample.saturated);
         round.in_flight += sample.in_flight;
         if self.slow_start && self.provisional {
-            self.pending.push(run);
+            // Only the first `RUNS_KEPT` of a round can join the figure.
+            if self.pending.len() < RUNS_KEPT {
+                self.pending.push(run);
+            }
         } else if self.measuring.is_some() && self.same >= SETTLED {
-            self.runs.push(run);
+            self.keep_measured(run);
         }
         // A round of nothing but outliers ends too: the run time moved.
-        if round.times.samples >= self.limit || round.times.outliers >= self.limit {
+        let times = &self.round.times;
+        if times.samples >= self.limit || times.outliers >= self.limit {
             self.end_round(sample.started + sample.run);
         }
         self.limit
+    }
+}
+
+#[cfg(test)]
+impl Aimd {
+    /// The room reserved for run times: its slow start figure's or a
+    /// measurement's, a round's, and the median's.
+    pub(crate) fn room(&self) -> [usize; 3] {
+        [
+            self.runs.capacity(),
+            self.pending.capacity(),
+            self.scratch.capacity(),
+        ]
     }
 }

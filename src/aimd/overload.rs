@@ -52,7 +52,7 @@ impl Aimd {
         self.cuts = None;
         // A measurement restarts at the lower limit.
         if self.measuring.is_some() {
-            self.runs.clear();
+            self.restart_measurement();
         }
         #[allow(clippy::cast_precision_loss)]
         let limit = self.lowered((self.limit as f64 * self.backoff).floor());

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::figures::{Baseline, Seen};
-use super::{Aimd, KEEP, MEASURE, MEASURE_ROUNDS, SLOW_START_RUNS, SUSPECT};
+use super::{Aimd, KEEP, MEASURE, MEASURE_ROUNDS, RUNS_KEPT, SUSPECT};
 
 /// Why the unloaded run time is being measured.
 #[derive(Clone, Copy, Debug)]
@@ -23,7 +23,7 @@ pub(super) enum Measuring {
 impl Aimd {
     /// Adds the run times of slow start's round to its figure's samples.
     pub(super) fn keep_pending(&mut self) {
-        let room = SLOW_START_RUNS.saturating_sub(self.runs.len());
+        let room = RUNS_KEPT.saturating_sub(self.runs.len());
         let take = self.pending.len().min(room);
         self.runs.extend_from_slice(&self.pending[..take]);
         self.pending.clear();
@@ -82,16 +82,33 @@ impl Aimd {
     /// Starts measuring the unloaded run time at `limit`.
     pub(super) fn measure(&mut self, at: Duration, why: Measuring, limit: usize, mean: f64) {
         self.measuring = Some(why);
-        self.runs.clear();
+        self.restart_measurement();
         self.pending.clear();
         self.decide(at, limit, Some(mean), false);
+    }
+
+    /// A settled run time for the measurement: once `RUNS_KEPT` are kept, it
+    /// takes the place of the oldest.
+    pub(super) fn keep_measured(&mut self, run: f64) {
+        if self.runs.len() < RUNS_KEPT {
+            self.runs.push(run);
+        } else {
+            self.runs[self.measured % RUNS_KEPT] = run;
+        }
+        self.measured += 1;
+    }
+
+    /// Forgets what a measurement took so far.
+    pub(super) fn restart_measurement(&mut self) {
+        self.runs.clear();
+        self.measured = 0;
     }
 
     /// A round while measuring: once enough settled samples, they are the
     /// unloaded run time; the round that ended slow start is checked against
     /// it, and if it shows no queue there, slow start goes on from it.
     pub(super) fn measured(&mut self, at: Duration, mean: f64, binds: bool, twice: bool) {
-        if self.runs.len() < MEASURE.max(MEASURE_ROUNDS.saturating_mul(self.limit)) {
+        if self.measured < MEASURE.max(MEASURE_ROUNDS.saturating_mul(self.limit)) {
             // Held, so that the load stays as it is; unless the source, not
             // the limit, sets the load.
             let limit = match self.measuring {
@@ -109,9 +126,9 @@ impl Aimd {
         let why = self.measuring.take();
         self.base = Some(base);
         self.provisional = false;
-        self.runs = Vec::new();
-        self.pending = Vec::new();
-        self.scratch = Vec::new();
+        // Cleared, not dropped: slow start may resume and use them again.
+        self.restart_measurement();
+        self.pending.clear();
         if let Some(Measuring::Rise {
             limit,
             in_flight,

@@ -1,19 +1,21 @@
-//! `Aimd` on scripted samples, one test per branch of its rule (see the
-//! type's documentation): slow start and its figure (outliers against the
-//! median, the items a round leaves out), a rise only once the figure has
-//! its samples, the measurement below a rise (held, or grown by a source that
-//! sets the load; started again after back-pressure), a rise the measurement
-//! confirms (the ceiling from what the service took) or does not (slow start
-//! goes on, doubling after two rounds); growth only when reached (twice in a
-//! row, or now and then by one), the warm-up after a change, a queue cut to
-//! what the service took, a small queue confirmed over two rounds, found to
-//! be noise, or shown by the rounds at one limit together, the ceiling held
-//! and probed, a stale ceiling climbed past, back-pressure and the refusals
-//! of a burst, outliers (not a queue, however many), completions slower than
-//! those in flight (not a queue either), the unloaded run time (learned only
-//! where no queue hides, lowered by a faster round, moved by a rise of the
-//! run time itself; cuts forgotten after a round with no queue), the clamps,
-//! the history, and the panics.
+//! `Aimd` on scripted samples, one test per branch of its rule (see the type's
+//! documentation): slow start and its figure (outliers against the median, the
+//! items a round leaves out), a rise only once the figure has its samples, the
+//! measurement below a rise (held, or grown by a source that sets the load;
+//! started again after back-pressure), a rise the measurement confirms (the
+//! ceiling from what the service took) or does not (slow start goes on,
+//! doubling after two rounds); growth only when reached (twice in a row, or now
+//! and then by one), the warm-up after a change, a queue cut to what the
+//! service took, a small queue confirmed over two rounds, found to be noise, or
+//! shown by the rounds at one limit together, the ceiling held and probed, a
+//! stale ceiling climbed past, back-pressure and the refusals of a burst (a
+//! round it cuts short leaves nothing behind), outliers (not a queue, however
+//! many), completions slower than those in flight (not a queue either), the
+//! unloaded run time (learned only where no queue hides, lowered by a faster
+//! round, moved by a rise of the run time itself; cuts forgotten after a round
+//! with no queue), a measurement of more than 1 024 run times (of its latest),
+//! the room for run times reserved once, the clamps, the history, and the
+//! panics.
 
 use std::time::Duration;
 
@@ -570,6 +572,27 @@ fn slow_start_past_a_refusing_service_comes_back_at_once() {
 }
 
 #[test]
+fn a_round_back_pressure_cut_short_leaves_nothing_to_slow_start_s_figure() {
+    // At its lowest limit back-pressure cannot lower it, and slow start goes
+    // on; each refusal starts the round again. The 100 ms completion of each
+    // round cut short goes with it: slow start's first figure is the full
+    // round of 10 ms that follows, not a pile of 100 ms left over.
+    let mut feed = Feed::new(Aimd::new(2, 64));
+    for _ in 0..20 {
+        let t = feed.now;
+        feed.aimd.sample(&sample(t, 100 * MS, true, false, 2));
+        feed.now = t + 100 * MS;
+        let refused = feed.until_decision(|feed, _| sample(feed.now, MS, true, true, 2));
+        assert!(refused.overload);
+        assert_eq!(refused.limit, 2);
+    }
+    let t = feed.now;
+    let first = feed.until_decision(|_, i| sample(t + i as u64, 10 * MS, true, false, 2));
+    assert!(!first.overload);
+    assert_eq!(first.base, Some(Duration::from_millis(10)));
+}
+
+#[test]
 fn back_pressure_outside_a_burst_from_before_a_change_is_not_news() {
     let mut feed = Feed::new(Aimd::new(1, 256).starting_at(1));
     feed.slow_start_to(64, 10);
@@ -692,6 +715,44 @@ fn a_round_that_does_not_bind_ends_slow_start_and_is_measured() {
     }
     assert_eq!(bases[..3], [Duration::from_millis(8); 3]);
     assert_eq!(bases[3..], [Duration::from_micros(8_500); 2]);
+}
+
+#[test]
+fn a_measurement_of_more_than_1024_run_times_is_of_its_latest_1024() {
+    // At 512, three rounds' worth is 1 536 samples: the first settled round's
+    // 20 ms make way for the 10 ms of the two after it. (All of them would
+    // make a figure of 13.3 ms.)
+    let mut feed = Feed::new(Aimd::new(1, 1024).starting_at(512));
+    assert_eq!(feed.round_of(12 * MS, 12 * MS, false).limit, 512);
+    // The round after slow start is not settled.
+    let mut bases = Vec::new();
+    for ms in [30, 20, 10, 10] {
+        let decision = feed.round_of(ms * MS, ms * MS, false);
+        assert_eq!(decision.limit, 512);
+        bases.push(decision.base.unwrap());
+    }
+    assert_eq!(bases[..3], [Duration::from_millis(12); 3]);
+    assert_eq!(bases[3], Duration::from_millis(10));
+}
+
+#[test]
+fn the_room_for_run_times_reserved_when_built_is_all_it_ever_uses() {
+    // Slow start's rounds up to 2 048, a measurement there (6 144 samples),
+    // back-pressure during it and a measurement again: no room added, so
+    // how a run goes never decides how often it allocates.
+    let mut feed = Feed::new(Aimd::new(1, 4096).starting_at(1));
+    let room = feed.aimd.room();
+    assert_eq!(room.map(|room| room >= 1024), [true; 3], "{room:?}");
+    feed.slow_start_to(2048, 10);
+    for _ in 0..5 {
+        assert_eq!(feed.round_of(10 * MS, 10 * MS, false).limit, 2048);
+    }
+    let t = feed.now;
+    feed.aimd.sample(&sample(t, MS, true, true, 2048));
+    for _ in 0..5 {
+        feed.round_of(10 * MS, 10 * MS, false);
+    }
+    assert_eq!(feed.aimd.room(), room);
 }
 
 #[test]
