@@ -394,7 +394,8 @@ impl Aimd {
             provisional: true,
             runs: Vec::with_capacity(RUNS_KEPT),
             measured: 0,
-            pending: Vec::with_capacity(max.min(RUNS_KEPT)),
+            // A round ends at `limit` samples or `limit` outliers.
+            pending: Vec::with_capacity(max.saturating_mul(2).min(RUNS_KEPT)),
             clean: 0,
             measuring: None,
             scratch: Vec::with_capacity(RUNS_KEPT),

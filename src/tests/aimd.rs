@@ -753,6 +753,16 @@ fn the_room_for_run_times_reserved_when_built_is_all_it_ever_uses() {
         feed.round_of(10 * MS, 10 * MS, false);
     }
     assert_eq!(feed.aimd.room(), room);
+    // A small `max`, and slow start's rounds with outliers in them: a round
+    // ends at `limit` samples that count or `limit` outliers, so it holds up
+    // to twice `limit` run times.
+    let mut feed = Feed::new(Aimd::new(1, 4).starting_at(4));
+    let room = feed.aimd.room();
+    feed.round(10);
+    for _ in 0..3 {
+        feed.round_of(10 * MS, 100 * MS, true);
+    }
+    assert_eq!(feed.aimd.room(), room);
 }
 
 #[test]

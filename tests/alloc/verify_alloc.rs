@@ -9,6 +9,12 @@
 //! above 1 024 (where an old design's queue allocated a block per 31 items),
 //! unordered and ordered.
 //!
+//! The opt-ins run on clocks of the test's own, one steady and one jittery,
+//! and must allocate as often on both: nothing may allocate by how run times
+//! fall. (On the real clock, `Aimd` once grew its storage by the run times it
+//! saw, and this test failed now and then on a loaded machine; the jittery
+//! clock shows that every time.)
+//!
 //! The counting allocator counts per thread, and only on a thread that turned
 //! counting on, so libtest's threads and the other tests do not disturb the
 //! figures. Spawned, the stream runs on the step-by-step executor
@@ -21,8 +27,9 @@
 //! growing, shows at either count: the smaller count already fills every
 //! budget, and the default larger one is 20 or 2.5 times it.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::Poll;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bounded_buffered::{Aimd, BoundedStreamExt, Stats};
 use futures::FutureExt;
@@ -46,10 +53,15 @@ fn source(
 enum Settings {
     /// `bounded`.
     Plain,
-    /// `try_bounded` with `max_wait` (an hour: nothing expires), `timed` and
+    /// `try_bounded` with `max_wait` (a day: nothing expires), `timed` and
     /// an adaptive controller that keeps the limit where it is: every
-    /// per-item path of the opt-ins runs, and none may allocate per item.
-    AllOptIns,
+    /// per-item path of the opt-ins runs, and none may allocate per item. On
+    /// a clock of its own, read by the stream alone: a steady one, ticking a
+    /// microsecond per reading, or a jittery one, ticking up to 2 ms in a
+    /// seeded pseudo-random pattern. The same count on both, at every item
+    /// count, says nothing allocates by how run times fall (a controller's
+    /// storage); and no run can pass or fail by chance.
+    AllOptIns { jittery: bool },
 }
 
 /// Allocations made while building the stream and draining `items` items
@@ -67,17 +79,18 @@ fn allocations_for(
             let stream = source(items).bounded(workers, waiting).ordered_if(window);
             drain(drive!(mode, stream), window, |id| id)
         }
-        Settings::AllOptIns => {
+        Settings::AllOptIns { jittery } => {
             let fallible = source(items).map(|job| Ok::<_, ()>(job.map(Ok::<u64, ()>)));
             let stream = fallible
                 .try_bounded(workers, waiting)
                 .ordered_if(window)
-                .max_wait(Duration::from_secs(3600))
+                .max_wait(Duration::from_secs(86_400))
                 .timed()
+                .clock(ticking(jittery))
                 .adaptive(Aimd::new(workers, workers), |_: &Result<u64, ()>| false);
             let id = |outcome: Result<Result<u64, _>, ()>| {
                 let outcome = outcome.expect("no error is made");
-                outcome.expect("nothing waits an hour")
+                outcome.expect("nothing waits a day")
             };
             drain(drive!(mode, stream), window, id)
         }
@@ -88,6 +101,24 @@ fn allocations_for(
     assert_eq!(sum, items * (items - 1) / 2);
     assert!(stats.peak_active <= workers && stats.peak_waiting <= waiting);
     (after - before, tasks)
+}
+
+/// A clock that moves each time it is read: by a microsecond, or if
+/// `jittery` by 0 to 2 ms in a seeded pseudo-random pattern. The same
+/// readings on every run of the same schedule.
+fn ticking(jittery: bool) -> impl Fn() -> Instant + Send + Sync + 'static {
+    let start = Instant::now();
+    let (reads, micros) = (AtomicU64::new(0), AtomicU64::new(0));
+    move || {
+        let read = reads.fetch_add(1, Ordering::Relaxed);
+        let step = if jittery {
+            // A multiplicative hash of the reading's number.
+            read.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 53
+        } else {
+            1
+        };
+        start + Duration::from_micros(micros.fetch_add(step, Ordering::Relaxed) + step)
+    }
 }
 
 /// Takes every output as an executor would (in place, the futures wake
@@ -133,7 +164,13 @@ fn check(mode: Mode, budgets: (usize, usize, Option<usize>), (small, large): (u6
         large > small,
         "{large} items cannot show growth beyond {small} (BB_ALLOC_ITEMS too low)"
     );
-    for settings in [Settings::Plain, Settings::AllOptIns] {
+    let mut opt_ins = None;
+    let all = [
+        Settings::Plain,
+        Settings::AllOptIns { jittery: false },
+        Settings::AllOptIns { jittery: true },
+    ];
+    for settings in all {
         let (fewer, fewer_tasks) = allocations_for(mode, small, budgets, settings);
         let (more, more_tasks) = allocations_for(mode, large, budgets, settings);
         let context = format!("{mode:?} {budgets:?} {settings:?}");
@@ -143,6 +180,13 @@ fn check(mode: Mode, budgets: (usize, usize, Option<usize>), (small, large): (u6
         );
         assert!(more_tasks <= budgets.0, "more tasks than workers");
         assert_eq!(fewer, more, "{context}: allocations grow with the items");
+        if let Settings::AllOptIns { .. } = settings {
+            let steady = *opt_ins.get_or_insert(fewer);
+            assert_eq!(
+                fewer, steady,
+                "{context}: allocations depend on how run times fall"
+            );
+        }
         assert!(
             fewer > 0,
             "the counting allocator saw nothing: the test would prove nothing"
