@@ -291,7 +291,7 @@ pub struct Aimd {
     /// latest measured run times.
     runs: Vec<f64>,
     /// The run times measured so far (`runs` keeps the latest [`RUNS_KEPT`]).
-    measured: usize,
+    measured_runs: usize,
     /// The run times of the current round of slow start, added to `runs` once
     /// the round is compared with the figure.
     pending: Vec<f64>,
@@ -334,6 +334,17 @@ struct Pool {
     seen: Seen,
     flying: f64,
     rounds: usize,
+}
+
+/// A round that ended: when, what it showed, its items in flight, whether it
+/// bound, and whether the one before it at this limit did too.
+#[derive(Clone, Copy, Debug)]
+struct Ended {
+    at: Duration,
+    seen: Seen,
+    in_flight: f64,
+    binds: bool,
+    twice: bool,
 }
 
 /// The samples of the current round.
@@ -393,7 +404,7 @@ impl Aimd {
             base: None,
             provisional: true,
             runs: Vec::with_capacity(RUNS_KEPT),
-            measured: 0,
+            measured_runs: 0,
             // A round ends at `limit` samples or `limit` outliers.
             pending: Vec::with_capacity(max.saturating_mul(2).min(RUNS_KEPT)),
             clean: 0,
@@ -581,24 +592,18 @@ impl Aimd {
         let round = &self.round;
         let times = &round.times;
         let counted = (times.samples + times.outliers) as f64;
-        // Nothing but outliers: each counts as just an outlier.
-        let (samples, mean, variance) = match (times.samples, self.base) {
-            (0, Some(base)) => (counted, base.mean * CLIP, 0.0),
-            _ => {
-                let samples = times.samples as f64;
-                let mean = times.total / samples;
-                (
-                    samples,
-                    mean,
-                    (times.squares / samples - mean * mean).max(0.0),
-                )
-            }
+        // Nothing but outliers (only an unloaded run time makes them): each
+        // counts as just an outlier.
+        let outliers = |base: Baseline| Seen {
+            mean: base.mean * CLIP,
+            variance: 0.0,
+            samples: counted,
         };
-        let seen = Seen {
-            mean,
-            variance,
-            samples,
+        // Never `None`: a round ends at `limit` samples or outliers.
+        let Some(seen) = times.seen().or_else(|| self.base.map(outliers)) else {
+            return;
         };
+        let Seen { mean, samples, .. } = seen;
         let binds_now = binds(round.saturated, times.samples + times.outliers);
         // Twice in a row at this limit (counting the warm-up): a burst of the
         // source does not make the limit grow.
@@ -617,6 +622,13 @@ impl Aimd {
         let limit = self.limit as f64;
         // Little's law needs how many ran, which the limit only bounds.
         let in_flight = (round.in_flight as f64 / counted).clamp(1.0, limit);
+        let ended = Ended {
+            at,
+            seen,
+            in_flight,
+            binds: binds_now,
+            twice,
+        };
         if self.slow_start && self.provisional {
             // Slow start's figure: every run time before this round's.
             self.base = Baseline::of_runs(&self.runs, &mut self.scratch, self.clean);
@@ -626,7 +638,7 @@ impl Aimd {
             // first figure.
             self.keep_pending();
             self.base = Baseline::of_runs(&self.runs, &mut self.scratch, self.limit);
-            self.provisional_round(at, &seen, in_flight, 0.0, f64::INFINITY, binds_now, twice);
+            self.provisional_round(ended, 0.0, f64::INFINITY);
             return;
         };
         // Little's law: with `in_flight` running and a mean run time `mean`
@@ -656,7 +668,7 @@ impl Aimd {
         let settled = self.same >= SETTLED;
         if self.measuring.is_some() {
             self.same += 1;
-            self.measured(at, mean, binds_now, twice);
+            self.measured(ended);
             return;
         }
         if self.provisional {
@@ -669,7 +681,7 @@ impl Aimd {
             } else {
                 (EXIT * error).max(floor)
             };
-            self.provisional_round(at, &seen, in_flight, queue, rise, binds_now, twice);
+            self.provisional_round(ended, queue, rise);
             return;
         }
         if self.halved_for_nothing(&seen, at) {

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::figures::{Baseline, Seen};
-use super::{Aimd, KEEP, MEASURE, MEASURE_ROUNDS, RUNS_KEPT, SUSPECT};
+use super::{Aimd, Ended, KEEP, MEASURE, MEASURE_ROUNDS, RUNS_KEPT, SUSPECT};
 
 /// Why the unloaded run time is being measured.
 #[derive(Clone, Copy, Debug)]
@@ -32,17 +32,14 @@ impl Aimd {
     /// A round against slow start's figure, which favours the fast items
     /// (each of its rounds ends as the first of many new items complete):
     /// only a clear rise counts, and it is not cut by but measured.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn provisional_round(
-        &mut self,
-        at: Duration,
-        seen: &Seen,
-        in_flight: f64,
-        queue: f64,
-        rise: f64,
-        binds: bool,
-        twice: bool,
-    ) {
+    pub(super) fn provisional_round(&mut self, ended: Ended, queue: f64, rise: f64) {
+        let Ended {
+            at,
+            seen,
+            in_flight,
+            binds,
+            twice,
+        } = ended;
         self.same += 1;
         if queue > rise {
             // A clear rise: the limit comes down to what the service took by
@@ -56,7 +53,7 @@ impl Aimd {
             let rise = Measuring::Rise {
                 limit: self.limit,
                 in_flight,
-                seen: *seen,
+                seen,
             };
             let most = self
                 .clean
@@ -83,7 +80,6 @@ impl Aimd {
     pub(super) fn measure(&mut self, at: Duration, why: Measuring, limit: usize, mean: f64) {
         self.measuring = Some(why);
         self.restart_measurement();
-        self.pending.clear();
         self.decide(at, limit, Some(mean), false);
     }
 
@@ -93,22 +89,29 @@ impl Aimd {
         if self.runs.len() < RUNS_KEPT {
             self.runs.push(run);
         } else {
-            self.runs[self.measured % RUNS_KEPT] = run;
+            self.runs[self.measured_runs % RUNS_KEPT] = run;
         }
-        self.measured += 1;
+        self.measured_runs += 1;
     }
 
     /// Forgets what a measurement took so far.
     pub(super) fn restart_measurement(&mut self) {
         self.runs.clear();
-        self.measured = 0;
+        self.measured_runs = 0;
     }
 
     /// A round while measuring: once enough settled samples, they are the
     /// unloaded run time; the round that ended slow start is checked against
     /// it, and if it shows no queue there, slow start goes on from it.
-    pub(super) fn measured(&mut self, at: Duration, mean: f64, binds: bool, twice: bool) {
-        if self.measured < MEASURE.max(MEASURE_ROUNDS.saturating_mul(self.limit)) {
+    pub(super) fn measured(&mut self, ended: Ended) {
+        let Ended {
+            at,
+            seen: Seen { mean, .. },
+            binds,
+            twice,
+            ..
+        } = ended;
+        if self.measured_runs < MEASURE.max(MEASURE_ROUNDS.saturating_mul(self.limit)) {
             // Held, so that the load stays as it is; unless the source, not
             // the limit, sets the load.
             let limit = match self.measuring {
@@ -128,7 +131,6 @@ impl Aimd {
         self.provisional = false;
         // Cleared, not dropped: slow start may resume and use them again.
         self.restart_measurement();
-        self.pending.clear();
         if let Some(Measuring::Rise {
             limit,
             in_flight,

@@ -134,6 +134,15 @@ impl Feed {
         })
     }
 
+    /// From 1, slow start to 64 on rounds of `start` ms, then a round of
+    /// `rise` ms there, and its decision.
+    fn rise_at_64(start: u64, rise: u64) -> (Self, Decision) {
+        let mut feed = Feed::new(Aimd::new(1, 256).starting_at(1));
+        feed.slow_start_to(64, start);
+        let decision = feed.round(rise);
+        (feed, decision)
+    }
+
     /// Slow start from where it is to `limit`, rounds of `ms` each.
     fn slow_start_to(&mut self, limit: usize, ms: u64) {
         while self.limit() < limit {
@@ -257,15 +266,13 @@ fn growth_out_of_slow_start_needs_two_binding_rounds_in_a_row() {
 
 #[test]
 fn a_rise_ends_slow_start_and_is_measured_below_it() {
-    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(1));
-    feed.slow_start_to(64, 10);
     // At 64 the service took 32: half of them waited one run time. Against
     // slow start's figure, Little's law says 64 x (1 - 10/15) = 21 wait at
     // least (the figure is above 10 ms: it holds the first items of this
     // round, which started before the doubling): a rise. The limit comes down
     // to what the service took by that figure, but no higher than 32, where
     // slow start saw no rise.
-    let rise = feed.round(15);
+    let (mut feed, rise) = Feed::rise_at_64(10, 15);
     assert_eq!(rise.limit, 32);
     assert_eq!(rise.mean_run, Some(Duration::from_millis(15)));
     // There it holds, whatever the rounds show, while it measures: the
@@ -308,12 +315,11 @@ fn before_slow_start_s_figure_has_16_samples_only_a_large_rise_counts() {
 
 #[test]
 fn a_rise_the_measured_figure_does_not_show_resumes_slow_start() {
-    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(1));
     // Slow start's rounds favour the fast items: they show 8 ms where the
-    // service's run time is 12.
-    feed.slow_start_to(64, 8);
-    // 12 ms at 64 is a rise against 8 (21 waiting); measured at 32 ...
-    assert_eq!(feed.round(12).limit, 32);
+    // service's run time is 12. 12 ms at 64 is a rise against 8 (21
+    // waiting); measured at 32 ...
+    let (mut feed, rise) = Feed::rise_at_64(8, 12);
+    assert_eq!(rise.limit, 32);
     for _ in 0..3 {
         assert_eq!(feed.round(12).limit, 32);
     }
@@ -329,9 +335,8 @@ fn a_rise_the_measured_figure_does_not_show_resumes_slow_start() {
 
 #[test]
 fn back_pressure_while_measuring_starts_the_measurement_again() {
-    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(1));
-    feed.slow_start_to(64, 10);
-    assert_eq!(feed.round(15).limit, 32);
+    let (mut feed, rise) = Feed::rise_at_64(10, 15);
+    assert_eq!(rise.limit, 32);
     for _ in 0..3 {
         feed.round(10);
     }
@@ -351,9 +356,7 @@ fn back_pressure_while_measuring_starts_the_measurement_again() {
 
 #[test]
 fn after_a_change_the_items_that_ran_under_the_old_limit_are_a_warm_up() {
-    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(1));
-    feed.slow_start_to(64, 10);
-    feed.round(15);
+    let (mut feed, _) = Feed::rise_at_64(10, 15);
     assert_eq!(feed.limit(), 32);
     // The first 64 completions (the larger limit) still show the queue of
     // the old limit: they are not a round, whatever they show.
@@ -465,11 +468,9 @@ fn a_queue_when_the_limit_was_not_reached_comes_off_the_limit() {
 
 #[test]
 fn below_the_ceiling_it_closes_in_holds_and_probes() {
-    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(1));
-    feed.slow_start_to(64, 10);
     // A rise at 64: measured at 32, the service took 42.7 of 64, so the
     // ceiling is 43.
-    feed.round(15);
+    let (mut feed, _) = Feed::rise_at_64(10, 15);
     // Closes in on the ceiling by half the gap each two binding rounds (the
     // first rounds measure at 32); a queue above 40 makes that limit the
     // ceiling, and so on down to the knee.
@@ -502,9 +503,7 @@ fn below_the_ceiling_it_closes_in_holds_and_probes() {
 
 #[test]
 fn a_stale_ceiling_is_climbed_past_one_then_two_four_eight() {
-    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(1));
-    feed.slow_start_to(64, 10);
-    feed.round(15);
+    let (mut feed, _) = Feed::rise_at_64(10, 15);
     // The knee at 40, as before.
     while feed.limit() != 40 || feed.round(10).limit != 40 {
         let limit = feed.limit();
@@ -594,10 +593,8 @@ fn a_round_back_pressure_cut_short_leaves_nothing_to_slow_start_s_figure() {
 
 #[test]
 fn back_pressure_outside_a_burst_from_before_a_change_is_not_news() {
-    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(1));
-    feed.slow_start_to(64, 10);
     // A rise at 64, measured at 32 ...
-    feed.round(15);
+    let (mut feed, _) = Feed::rise_at_64(10, 15);
     assert_eq!(feed.limit(), 32);
     // ... and a refusal of an item that ran under 64: the cut acted on it.
     feed.aimd
