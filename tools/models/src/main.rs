@@ -8,11 +8,14 @@
 //!   was tuned on seeds 1 to 600 of the family (and 1 to 400 of the models
 //!   outside it); seeds 601 to 800 are held out, and the README's table
 //!   reports them.
-//! - `--family family|outside|unseen` (default `family`): the models of issue
-//!   20 (`models.rs`); models outside it that the rule was tuned against as
-//!   well (`outside.rs`); or models written apart from the rule, by someone
-//!   who did not see its results, and first run once it was settled
-//!   (`unseen.rs`).
+//! - `--family family|outside|unseen|refuse|fresh` (default `family`): the
+//!   models of issues 20 and 34 (`models.rs`); models outside it that the
+//!   rule was tuned against as well (`outside.rs`); models written apart from
+//!   the rule of issue 20, first run once it was settled, and tuned on in
+//!   issue 34 (`unseen.rs`); services with no queue across capacities and
+//!   how much their run times vary (`refuse.rs`); or the models written for
+//!   issue 34 before its rule was run on them, run once it was frozen
+//!   (`fresh.rs`).
 //! - `--model TEXT`: only the models whose name contains TEXT.
 //! - `--runs`: one line per run as well, not only the worst per row.
 //! - `--trace`: the controller's decisions in each run (with `--model`).
@@ -25,8 +28,10 @@
 //! every target. It exits with 1 if any run misses a target.
 
 mod chart;
+mod fresh;
 mod models;
 mod outside;
+mod refuse;
 mod score;
 mod unseen;
 
@@ -92,7 +97,13 @@ fn options() -> Result<Options, String> {
                     "family" => Model::all,
                     "outside" => outside::models,
                     "unseen" => unseen::models,
-                    other => return Err(format!("--family {other}: family, outside or unseen")),
+                    "refuse" => refuse::models,
+                    "fresh" => fresh::models,
+                    other => {
+                        return Err(format!(
+                            "--family {other}: family, outside, unseen, refuse or fresh"
+                        ));
+                    }
                 }
             }
             "--model" => options.model = Some(value()?),
@@ -288,13 +299,18 @@ fn print_row(row: &Row, seed: &str, score: &Score, met: &str) {
     } else {
         format!("missed: {}", score.misses.join(", "))
     };
+    let base = if score.base > 0 {
+        format!(" + {} whatever the load", score.base)
+    } else {
+        String::new()
+    };
     let queue = if row.model.queues() {
         row.discipline.name()
     } else {
         "none"
     };
     println!(
-        "| {}{seed} | {queue} | {} | {:.3} | {} ({:.2} %) | {:.2} | {:.2} | {:.2} | {} | {settle} | {after} | {targets} | {met} |",
+        "| {}{seed} | {queue} | {} | {:.3} | {} ({:.2} %){base} | {:.2} | {:.2} | {:.2} | {} | {settle} | {after} | {targets} | {met} |",
         row.model.name,
         row.mode.name(),
         score.goodput,

@@ -6,7 +6,9 @@
 //! service. What happens beyond C is the model's [`Overflow`]: a queue inside
 //! the service (served in the order of the [`Discipline`]), refusals past 2C or
 //! past C, or an unbounded queue. A refusal ("overloaded") comes after 1 ms and
-//! is wasted work that a later request repeats.
+//! is wasted work that a later request repeats. A model may also refuse a share
+//! of its calls whatever the load ([`Refused`]: another tenant's quota, a flaky
+//! shard): the client cannot tell those from the others (the same answer).
 //!
 //! The job: requests from a source (endless, or one slower than the service
 //! that produces each item in a random time once asked) until 5,000 succeed.
@@ -135,6 +137,41 @@ pub enum Source {
     Poisson(f64),
 }
 
+/// Refusals that do not come from load: each call is refused with this
+/// probability whatever the limit, from a generator of its own (the other
+/// draws stay as they are).
+#[derive(Clone, Copy, Debug)]
+pub struct Refused {
+    pub share: f64,
+    /// Answered after a full service time, having held a server (a shard that
+    /// tried and failed), instead of at once (a quota checked at the door:
+    /// after [`REFUSAL_TIME`], holding nothing).
+    pub served: bool,
+}
+
+impl Refused {
+    pub const NONE: Refused = Refused {
+        share: 0.0,
+        served: false,
+    };
+
+    /// At the door, this share of calls.
+    pub const fn at_door(share: f64) -> Refused {
+        Refused {
+            share,
+            served: false,
+        }
+    }
+
+    /// After a full service time, this share of calls.
+    pub const fn served(share: f64) -> Refused {
+        Refused {
+            share,
+            served: true,
+        }
+    }
+}
+
 /// One service model of the family.
 #[derive(Clone, Copy, Debug)]
 pub struct Model {
@@ -146,6 +183,8 @@ pub struct Model {
     pub capacity: usize,
     /// What changes at the 2,500th success, if anything.
     pub change: Change,
+    /// Refusals whatever the load.
+    pub refused: Refused,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -166,6 +205,7 @@ impl Model {
             source: Source::Endless,
             capacity: 32,
             change: Change::None,
+            refused: Refused::NONE,
         }
     }
 
@@ -231,6 +271,15 @@ impl Model {
                 change: Change::Service(Dist::Fixed(20.0)),
                 ..Model::new("latency rise 10 → 20 ms", TEN)
             },
+            // Issue 34: refusals whatever the load, with only a queue beyond
+            // the capacity (run times show the load, refusals never do), or
+            // with no queue (refusals beyond the capacity too).
+            refused(0.005, Overflow::Queue, "refused 0.5 % anyway, queue"),
+            refused(0.015, Overflow::Queue, "refused 1.5 % anyway, queue"),
+            refused(0.05, Overflow::Queue, "refused 5 % anyway, queue"),
+            refused(0.005, Overflow::Refuse, "refused 0.5 % anyway, no queue"),
+            refused(0.015, Overflow::Refuse, "refused 1.5 % anyway, no queue"),
+            refused(0.05, Overflow::Refuse, "refused 5 % anyway, no queue"),
         ]
     }
 
@@ -260,6 +309,26 @@ impl Model {
             Source::Endless => None,
             Source::Poisson(rate) => Some(rate * self.service.mean() / 1e3),
         }
+    }
+}
+
+/// A service of capacity 32 that refuses `share` of its calls at the door
+/// whatever the load: lognormal σ 0.3 where it queues (run times vary, as a
+/// web service's do), 10 ms each where it refuses beyond the capacity (as the
+/// overload-only model).
+fn refused(share: f64, overflow: Overflow, name: &'static str) -> Model {
+    let service = if overflow == Overflow::Refuse {
+        TEN
+    } else {
+        Dist::LogNormal {
+            mean: 10.0,
+            sigma: 0.3,
+        }
+    };
+    Model {
+        overflow,
+        refused: Refused::at_door(share),
+        ..Model::new(name, service)
     }
 }
 
@@ -319,6 +388,9 @@ struct Inner {
     capacity: usize,
     service: Dist,
     rng: Rng,
+    refused: Refused,
+    /// Draws whether a call is refused whatever the load.
+    refusals: Rng,
     in_service: usize,
     /// Queued requests: FIFO, each with its ticket and the waker to call when
     /// it is let in; wake-all, only wakers.
@@ -338,17 +410,24 @@ pub enum Reply {
         /// Its own service time: what it would have taken with no queue.
         service: Duration,
     },
-    Overloaded,
+    Overloaded {
+        /// Refused whatever the load ([`Refused`]), after this much service
+        /// time (zero at the door), sent at `started` from the job's start.
+        /// The client cannot tell: the run counts it apart, for the score.
+        base: Option<(Duration, Duration)>,
+    },
 }
 
 impl Service {
-    fn new(model: &Model, discipline: Discipline, rng: Rng) -> Self {
+    fn new(model: &Model, discipline: Discipline, rng: Rng, refusals: Rng) -> Self {
         Self(Arc::new(Mutex::new(Inner {
             overflow: model.overflow,
             discipline,
             capacity: model.capacity,
             service: model.service,
             rng,
+            refused: model.refused,
+            refusals,
             in_service: 0,
             queue: VecDeque::new(),
             admitted: Vec::new(),
@@ -376,6 +455,19 @@ impl Service {
 
     async fn call(self, epoch: Instant) -> Reply {
         let started = Instant::now();
+        // Drawn only where the model has such refusals: the other models'
+        // runs stay as they were.
+        let base = {
+            let mut inner = self.lock();
+            inner.refused.share > 0.0 && inner.refusals.unit() < inner.refused.share
+        };
+        let served = self.lock().refused.served;
+        if base && !served {
+            tokio::time::sleep(REFUSAL_TIME).await;
+            return Reply::Overloaded {
+                base: Some((started - epoch, Duration::ZERO)),
+            };
+        }
         let queued = {
             let mut inner = self.lock();
             let refused = match inner.overflow {
@@ -401,7 +493,9 @@ impl Service {
         };
         let Some(queued) = queued else {
             tokio::time::sleep(REFUSAL_TIME).await;
-            return Reply::Overloaded;
+            // A call the load refused: whether it was to be refused anyway
+            // does not matter, it held nothing.
+            return Reply::Overloaded { base: None };
         };
         if let Some(ticket) = queued {
             std::future::poll_fn(|cx| self.lock().poll_admission(ticket, cx.waker())).await;
@@ -416,6 +510,11 @@ impl Service {
             let mut inner = self.lock();
             inner.in_service -= 1;
             inner.admit();
+        }
+        if base {
+            return Reply::Overloaded {
+                base: Some((started - epoch, service)),
+            };
         }
         Reply::Done {
             started: started - epoch,
@@ -501,6 +600,9 @@ pub struct Run {
     /// Calls sent (successes and refusals).
     pub calls: usize,
     pub overloaded: usize,
+    /// Of those, refused whatever the load: when each was sent and the
+    /// service time it held (zero at the door).
+    pub base_refused: Vec<(Duration, Duration)>,
     /// Every success: when it started, its latency, its own service time.
     pub successes: Vec<(Duration, Duration, Duration)>,
     /// When the 2,500th success came (and the change, if any, happened).
@@ -529,7 +631,13 @@ pub fn run(model: &Model, discipline: Discipline, seed: u64, mode: Mode) -> Run 
         .expect("a tokio runtime");
     runtime.block_on(async {
         // Independent streams for the service times and the arrivals.
-        let service = Service::new(model, discipline, Rng::new(seed.wrapping_mul(2) + 1));
+        let service = Service::new(
+            model,
+            discipline,
+            Rng::new(seed.wrapping_mul(2) + 1),
+            // Far from the others' seeds: refusals of their own.
+            Rng::new(!seed),
+        );
         let mut arrivals = Rng::new(seed.wrapping_mul(2) + 2);
         let epoch = Instant::now();
         let (source, last_arrival) = match model.source {
@@ -564,7 +672,9 @@ pub fn run(model: &Model, discipline: Discipline, seed: u64, mode: Mode) -> Run 
         let history = aimd.history().expect("recorded");
         let replies = source
             .bounded(1, 0)
-            .adaptive(aimd, |reply: &Reply| matches!(reply, Reply::Overloaded))
+            .adaptive(aimd, |reply: &Reply| {
+                matches!(reply, Reply::Overloaded { .. })
+            })
             .clock(|| tokio::time::Instant::now().into_std());
         let limits = replies.limits();
         let job = Job {
@@ -600,6 +710,7 @@ impl Job {
         let mut run = Run {
             calls: 0,
             overloaded: 0,
+            base_refused: Vec::new(),
             successes: Vec::with_capacity(SUCCESSES),
             changed_at: Duration::ZERO,
             elapsed: Duration::ZERO,
@@ -622,7 +733,10 @@ impl Job {
                         run.changed_at = self.epoch.elapsed();
                     }
                 }
-                Reply::Overloaded => run.overloaded += 1,
+                Reply::Overloaded { base } => {
+                    run.overloaded += 1;
+                    run.base_refused.extend(base);
+                }
             }
         }
         run.elapsed = self.epoch.elapsed();
