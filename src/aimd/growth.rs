@@ -14,6 +14,11 @@ impl Aimd {
             // twice as much more each round that binds.
             self.ceiling = None;
             self.step = 1;
+            // Back-pressure set it and none came at it now: that refusal came
+            // whatever the load, and slow start goes on if it ended it.
+            if self.refusals.passed(limit).is_some() {
+                self.resume_slow_start();
+            }
             if binds && !self.slow_start {
                 let grown = limit.saturating_add(self.step);
                 self.step = self.step.saturating_mul(2);
@@ -34,9 +39,13 @@ impl Aimd {
                 return limit;
             }
             let doubled = limit.saturating_mul(2);
-            return self
-                .ceiling
-                .map_or(doubled, |ceiling| doubled.min(ceiling - 1).max(limit));
+            let Some(ceiling) = self.ceiling.filter(|&ceiling| doubled >= ceiling - 1) else {
+                return doubled;
+            };
+            // Just below a ceiling: slow start is over, the limit holds there
+            // and probes it.
+            self.slow_start = false;
+            return (ceiling - 1).max(limit);
         }
         // Past a stale ceiling, every round that binds grows it.
         let climbing = self.ceiling.is_none() && self.step > 1;
@@ -53,6 +62,13 @@ impl Aimd {
                 _ => limit + 1,
             };
         }
+        if let Some(ceiling) = self.ceiling.filter(|_| self.recheck) {
+            // One refusal alone set it: the base rate, maybe. Checked at
+            // once, before the limit settles below it.
+            self.recheck = false;
+            self.held = 0;
+            return ceiling;
+        }
         match self.ceiling {
             Some(ceiling) if limit + 1 < ceiling => limit + ((ceiling - limit) / 2).max(1),
             Some(ceiling) => self.hold_or_probe(limit, ceiling),
@@ -61,6 +77,16 @@ impl Aimd {
                 self.step = self.step.saturating_mul(2);
                 grown
             }
+        }
+    }
+
+    /// Back-pressure that ended slow start proved to be refusals that come
+    /// whatever the load: slow start goes on, unless a measurement is under
+    /// way or done (it decides).
+    pub(super) fn resume_slow_start(&mut self) {
+        if self.refusals.ended_slow_start && self.provisional && self.measuring.is_none() {
+            self.refusals.ended_slow_start = false;
+            self.slow_start = true;
         }
     }
 

@@ -13,6 +13,7 @@ mod growth;
 mod history;
 mod moved;
 mod overload;
+mod refusals;
 mod rounds;
 mod start;
 
@@ -26,6 +27,7 @@ use figures::{Baseline, RunTimes, Seen};
 pub use history::{Decision, History};
 use moved::Cuts;
 use overload::Burst;
+use refusals::Refusals;
 use start::Measuring;
 
 /// The default [`Aimd::tolerance`].
@@ -80,6 +82,9 @@ const HALVED: f64 = 0.5;
 const HALVED_SAMPLES: f64 = 16.0;
 /// The default start: two, so that one slow item does not hold the stream.
 const START: usize = 2;
+/// Experiment switches.
+pub(super) const PACED: bool = true;
+pub(super) const HALF: bool = false;
 
 /// The adaptive [`Controller`]: finds how many workers a service takes before
 /// its requests start to wait or it pushes back, and follows it as it changes.
@@ -327,6 +332,16 @@ pub struct Aimd {
     cuts: Option<Cuts>,
     /// The refusals of the items in flight at the last back-off.
     burst: Option<Burst>,
+    /// The limit in force: below `limit` while slow start's doubling takes
+    /// effect, and the raises since a sample last found it reached.
+    paced: usize,
+    unstarted: usize,
+    /// When the last sample completed.
+    moment: Duration,
+    /// Every refusal heard of, judged against the limit.
+    refusals: Refusals,
+    /// The ceiling was set by one refusal alone: probe it after a round.
+    recheck: bool,
     history: Option<History>,
 }
 
@@ -367,6 +382,8 @@ struct Round {
     /// Of those, how many reached the limit, and their `in_flight` summed.
     saturated: usize,
     in_flight: usize,
+    /// Samples that end it, if not as many as the limit.
+    length: Option<usize>,
 }
 
 impl Aimd {
@@ -424,6 +441,11 @@ impl Aimd {
             suspect: None,
             cuts: None,
             burst: None,
+            refusals: Refusals::default(),
+            paced: START.clamp(min, max),
+            unstarted: 0,
+            moment: Duration::ZERO,
+            recheck: false,
             history: None,
         }
     }
@@ -442,6 +464,7 @@ impl Aimd {
     /// ```
     pub fn starting_at(mut self, limit: usize) -> Self {
         self.limit = limit.clamp(self.min, self.max);
+        self.paced = self.limit;
         self
     }
 
@@ -529,10 +552,37 @@ impl Controller for Aimd {
     }
 
     fn sample(&mut self, sample: &Sample) -> usize {
+        self.refusals.call();
+        // Slow start's doubling takes effect one completion at a time: each
+        // starts two items until the doubled limit is reached. The stream
+        // starts what a raise allows once it has settled the completions of
+        // the moment: until then, the items it has not started yet count as
+        // running, and the limit as reached if they would reach it.
+        let done = sample.started + sample.run;
+        if done != self.moment {
+            self.moment = done;
+            self.unstarted = 0;
+        }
+        let reached = sample.saturated || sample.in_flight + self.unstarted >= sample.limit;
+        if self.paced < self.limit {
+            self.paced += 1;
+            self.unstarted += 1;
+        }
         if sample.overload {
             self.overload(sample);
-            return self.limit;
+        } else {
+            self.heard(&Sample {
+                saturated: reached,
+                ..*sample
+            });
         }
+        self.paced
+    }
+}
+
+impl Aimd {
+    /// A sample that is not back-pressure.
+    fn heard(&mut self, sample: &Sample) {
         let run = sample.run.as_secs_f64();
         let outlier = self
             .base
@@ -547,18 +597,18 @@ impl Controller for Aimd {
             if self.provisional && self.runs.len() < RUNS_KEPT {
                 self.runs.push(run);
             }
-            return self.limit;
+            return;
         }
         if round.warm_up > 0 {
             round.warm_up -= 1;
             round.warm_samples += 1;
             round.warm_saturated += usize::from(sample.saturated);
-            return self.limit;
+            return;
         }
         round.times.add(run, outlier);
         round.saturated += usize::from(sample.saturated);
         round.in_flight += sample.in_flight;
-        if self.slow_start && self.provisional {
+        if self.figure_learns() {
             // Only the first `RUNS_KEPT` of a round can join the figure.
             if self.pending.len() < RUNS_KEPT {
                 self.pending.push(run);
@@ -568,10 +618,19 @@ impl Controller for Aimd {
         }
         // A round of nothing but outliers ends too: the run time moved.
         let times = &self.round.times;
-        if times.samples >= self.limit || times.outliers >= self.limit {
+        let length = self.round.length.unwrap_or(self.limit);
+        if times.samples >= length || times.outliers >= length {
             self.end_round(sample.started + sample.run);
         }
-        self.limit
+    }
+}
+
+impl Aimd {
+    /// Slow start's figure learns from the rounds: those of slow start, and
+    /// after back-pressure ended it, those until a rise is measured (else a
+    /// figure of a few samples, too few to tell a queue by, would stay so).
+    fn figure_learns(&self) -> bool {
+        self.provisional && self.measuring.is_none()
     }
 }
 

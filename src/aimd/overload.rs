@@ -1,8 +1,10 @@
-//! Back-pressure: a back-off, and the refusals of the burst it answers.
+//! Back-pressure: a refusal judged against the limit, a back-off, and the
+//! refusals of the burst it answers.
 
 use crate::adaptive::Sample;
 
 use super::Aimd;
+use super::refusals::Judged;
 
 /// A back-off, and the refusals that came after it from items started
 /// before it.
@@ -14,7 +16,7 @@ pub(super) struct Burst {
 }
 
 impl Aimd {
-    /// Back-pressure.
+    /// A refusal: back-pressure, or not.
     pub(super) fn overload(&mut self, sample: &Sample) {
         let done = sample.started + sample.run;
         // An item started in the very clock reading of a back-off cannot be
@@ -24,15 +26,23 @@ impl Aimd {
         });
         if stale {
             // From an item started before the last change: it ran under the
-            // old limit. After a back-off, each such refusal says the service
-            // took one fewer than the limit then.
+            // old limit. After a back-off, each such refusal beyond what the
+            // base rate explains says the service took one fewer than the
+            // limit then.
             let Some(burst) = &mut self.burst else {
                 return;
             };
+            if !self.refusals.beyond_base(burst.refused, burst.limit) {
+                burst.refused += 1;
+                return;
+            }
             burst.refused += 1;
+            // Not one refusal alone: no base rate makes them.
+            self.recheck = false;
             let ceiling = burst.limit.saturating_sub(burst.refused).max(self.min) + 1;
             let ceiling = self.ceiling.map_or(ceiling, |c| c.min(ceiling));
             self.ceiling = Some(ceiling);
+            self.refusals.expected_from(ceiling);
             let limit = self.limit.min(ceiling - 1).max(self.min);
             if limit != self.limit {
                 // Not a new round: the same items are still leaving.
@@ -42,6 +52,18 @@ impl Aimd {
             }
             return;
         }
+        match self.refusals.judge(self.limit) {
+            Judged::Load => {}
+            Judged::Base => return,
+        }
+        // What was tested is the limit in force (slow start's doubling takes
+        // effect one completion at a time).
+        self.limit = self.paced;
+        self.refusals.back_pressure(self.limit, self.slow_start);
+        // Unless more refusals of the same items follow, one refusal alone
+        // set a new ceiling (not one a probe found again): it is checked
+        // after a round.
+        self.recheck = self.ceiling.is_none_or(|ceiling| ceiling > self.limit);
         self.ceiling = Some(self.limit);
         self.step = 1;
         self.burst = Some(Burst {

@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::figures::{Baseline, Seen, binds};
 use super::moved::Cuts;
 use super::{
-    Aimd, CLIP, Decision, EXIT, EXIT_SAMPLES, Ended, KEEP, LARGE_RISE, Pool, REACHED_ROUNDS, Round,
+    Aimd, CLIP, HALF, PACED, Decision, EXIT, EXIT_SAMPLES, Ended, KEEP, LARGE_RISE, Pool, REACHED_ROUNDS, Round,
     SETTLED, SURE, SUSPECT,
 };
 
@@ -27,10 +27,13 @@ impl Aimd {
         }
         if limit != self.limit {
             // A suspect round is confirmed at the same limit only; the
-            // refusals of a burst are counted until the limit moves again.
+            // refusals of a burst are counted until the limit moves again,
+            // and a ceiling one refusal set is checked unless something
+            // else moved the limit first.
             self.suspect = None;
             if !overload {
                 self.burst = None;
+                self.recheck = false;
             }
         }
         // Out of slow start, a change lets the items that ran under the old
@@ -44,6 +47,7 @@ impl Aimd {
             self.same = usize::from(warm_up > 0);
             self.reached = (0.0, 0);
             self.pool = None;
+            self.refusals.moved(limit);
         }
         if self.cuts.is_some_and(|cuts| limit > cuts.limit) {
             self.cuts = None;
@@ -53,10 +57,20 @@ impl Aimd {
         } else {
             Some(at)
         };
+        // Slow start's doubling takes effect one completion at a time, and
+        // its round is of the items it added.
+        let doubling = self.slow_start && limit > self.limit;
+        let length = (HALF && doubling).then(|| limit - self.limit);
+        self.paced = if PACED && doubling || limit < self.limit {
+            self.paced.min(limit)
+        } else {
+            limit
+        };
         self.limit = limit;
         self.round = Round {
             since,
             warm_up,
+            length,
             ..Round::default()
         };
         // A round's run times go with it: one cut short (back-pressure at the
@@ -129,7 +143,7 @@ impl Aimd {
             binds: binds_now,
             twice,
         };
-        if self.slow_start && self.provisional {
+        if self.figure_learns() {
             // Slow start's figure: every run time before this round's.
             self.base = Baseline::of_runs(&self.runs, &mut self.scratch, self.clean);
         }

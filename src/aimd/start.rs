@@ -15,6 +15,8 @@ pub(super) enum Measuring {
         limit: usize,
         in_flight: f64,
         seen: Seen,
+        /// The ceiling before it (back-pressure's), if above its limit.
+        ceiling: Option<usize>,
     },
     /// Slow start ended as the source held the load back.
     Source,
@@ -46,15 +48,16 @@ impl Aimd {
             // slow start's figure (too low a figure takes it lower), and no
             // higher than where slow start saw no rise; the unloaded run time
             // is measured there, in rounds that follow a warm-up.
-            self.ceiling = Some(self.limit);
-            self.step = 1;
-            self.held = 0;
-            self.suspect = None;
             let rise = Measuring::Rise {
                 limit: self.limit,
                 in_flight,
                 seen,
+                ceiling: self.ceiling.filter(|&ceiling| ceiling > self.limit),
             };
+            self.ceiling = Some(self.limit);
+            self.step = 1;
+            self.held = 0;
+            self.suspect = None;
             let most = self
                 .clean
                 .clamp(self.min, self.limit.saturating_sub(1).max(self.min));
@@ -62,8 +65,10 @@ impl Aimd {
             self.measure(at, rise, target, seen.mean);
             return;
         }
-        if self.slow_start {
+        if self.figure_learns() {
             self.keep_pending();
+        }
+        if self.slow_start {
             self.clean = self.clean.max(self.limit);
             if !binds {
                 // The source, not the limit, holds it back: measure here.
@@ -135,14 +140,16 @@ impl Aimd {
             limit,
             in_flight,
             seen,
+            ceiling,
         }) = why
         {
             let queue = in_flight * (1.0 - base.mean / seen.mean);
             let error = base.error(in_flight, seen.samples);
             let floor = in_flight * (1.0 - 1.0 / self.tolerance);
             if queue <= (SUSPECT * error).max(floor) {
-                // Slow start's figure made that rise: it goes on from there.
-                self.ceiling = None;
+                // Slow start's figure made that rise: it goes on from there,
+                // below the ceiling back-pressure set before, if any.
+                self.ceiling = ceiling;
                 self.slow_start = true;
                 self.decide(at, limit, Some(mean), false);
                 return;

@@ -1,0 +1,188 @@
+//! Refusals judged against the limit: what share of the calls a service
+//! refuses whatever the load (another tenant's quota, a flaky shard), and
+//! whether the refusals at a limit are more than that share explains.
+
+/// The base rate of refusals is a mean over about this many calls.
+const MEMORY: f64 = 4096.0;
+/// Refusals beyond the base rate count as back-pressure when the base rate
+/// explains them with less than this chance.
+const SURPRISE: f64 = 0.01;
+/// At or above the limit where refusals last counted, a level where they are
+/// expected: this chance.
+const EXPECTED: f64 = 0.1;
+
+/// The refusals a controller heard of, judged against the limit.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Refusals {
+    /// Every call, and the refusals that did not count as back-pressure,
+    /// over about [`MEMORY`] calls: the base rate is their ratio.
+    calls: f64,
+    refused: f64,
+    /// Calls and refusals since the limit last changed.
+    here: Tally,
+    /// Calls since the start, or since a level last passed.
+    since: usize,
+    /// The limit at the last back-pressure, and what showed there.
+    level: Option<Level>,
+    /// Back-pressure ended slow start.
+    pub(super) ended_slow_start: bool,
+}
+
+/// Calls, and how many of them were refused.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Tally {
+    calls: usize,
+    refused: usize,
+}
+
+
+/// Where refusals last counted as back-pressure: the limit, and while one
+/// refusal alone set it, the base rate it would be the first of (one in the
+/// calls before it).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Level {
+    pub(super) limit: usize,
+    guess: f64,
+}
+
+/// What a refusal is.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Judged {
+    /// More than the base rate explains: back-pressure.
+    Load,
+    /// Within the base rate.
+    Base,
+}
+
+impl Refusals {
+    /// The share of calls refused whatever the load, as far as known.
+    pub(super) fn base_rate(&self) -> f64 {
+        if self.calls > 0.0 {
+            self.refused / self.calls
+        } else {
+            0.0
+        }
+    }
+
+    /// A call completed (refused or not: a refusal is judged after it is
+    /// counted).
+    pub(super) fn call(&mut self) {
+        if self.calls >= MEMORY {
+            let keep = 1.0 - 1.0 / MEMORY;
+            self.calls *= keep;
+            self.refused *= keep;
+        }
+        self.calls += 1.0;
+        self.here.calls += 1;
+        self.since += 1;
+    }
+
+    /// A refusal of an item started at the current limit, `limit`, counted
+    /// by [`call`](Self::call) already: is it more than the base rate
+    /// explains, among the calls since the limit last changed?
+    pub(super) fn judge(&mut self, limit: usize) -> Judged {
+        self.here.refused += 1;
+        let base = self.base_rate();
+        let (rate, chance) = match self.level {
+            // Where refusals counted before, they are expected: one that the
+            // base rate makes unlikely is enough.
+            Some(level) if limit >= level.limit => (base, EXPECTED),
+            // Below, a refusal alone there may have been the first of a base
+            // rate.
+            Some(level) => (base.max(level.guess), SURPRISE),
+            None => (base, SURPRISE),
+        };
+        if tail(self.here.calls, rate, self.here.refused) < chance {
+            return Judged::Load;
+        }
+        self.refused += 1.0;
+        Judged::Base
+    }
+
+    /// Back-pressure at `limit`: it becomes the level.
+    pub(super) fn back_pressure(&mut self, limit: usize, slow_start: bool) {
+        #[allow(clippy::cast_precision_loss)]
+        let guess = 1.0 / self.since.max(1) as f64;
+        self.level = Some(Level { limit, guess });
+        self.ended_slow_start |= slow_start;
+    }
+
+    /// Whether refusals of the items in flight at a back-off, `refused` so
+    /// far beside the one that backed off, are more than the base rate
+    /// explains among `in_flight`.
+    pub(super) fn beyond_base(&self, refused: usize, in_flight: usize) -> bool {
+        #[allow(clippy::cast_precision_loss)]
+        let expected = self.base_rate() * in_flight as f64;
+        #[allow(clippy::cast_precision_loss)]
+        let refused = refused as f64;
+        refused > expected.round()
+    }
+
+    /// A round at `limit` passed with no back-pressure: a level at or below
+    /// it was the base rate's (its refusal counts as one), and goes.
+    pub(super) fn passed(&mut self, limit: usize) -> Option<Level> {
+        let level = self.level.filter(|level| level.limit <= limit)?;
+        self.level = None;
+        self.refused += 1.0;
+        self.since = 0;
+        Some(level)
+    }
+
+    /// The refusals of a burst showed the service took less than the limit
+    /// at the back-off: refusals are expected from `ceiling` on, and they
+    /// were not one alone.
+    pub(super) fn expected_from(&mut self, ceiling: usize) {
+        if let Some(level) = &mut self.level {
+            level.limit = level.limit.min(ceiling);
+            level.guess = 0.0;
+        }
+    }
+
+    /// The limit changed to `limit`: calls are counted afresh there, and a
+    /// level below it is passed (refusals did not come back at it).
+    pub(super) fn moved(&mut self, limit: usize) {
+        self.here = Tally::default();
+        if self.level.is_some_and(|level| limit > level.limit) {
+            self.level = None;
+        }
+    }
+}
+
+/// The chance that `calls` calls, each refused with chance `rate`, are
+/// refused `refused` times or more.
+#[allow(clippy::cast_precision_loss)]
+fn tail(calls: usize, rate: f64, refused: usize) -> f64 {
+    if refused == 0 {
+        return 1.0;
+    }
+    if rate <= 0.0 || calls < refused {
+        return 0.0;
+    }
+    if rate >= 1.0 {
+        return 1.0;
+    }
+    // One minus the chance of fewer: terms of the binomial, each from the
+    // one before.
+    let mut term = (1.0 - rate).powi(i32::try_from(calls).unwrap_or(i32::MAX));
+    let mut fewer = 0.0;
+    for k in 0..refused {
+        fewer += term;
+        term *= (calls - k) as f64 / (k + 1) as f64 * rate / (1.0 - rate);
+    }
+    (1.0 - fewer).max(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tail;
+
+    #[test]
+    fn the_binomial_tail() {
+        assert_eq!(tail(10, 0.0, 1), 0.0);
+        assert_eq!(tail(10, 0.5, 0), 1.0);
+        assert!((tail(1, 0.3, 1) - 0.3).abs() < 1e-12);
+        // Two or more of five at 0.5: 1 - (1 + 5) / 32.
+        assert!((tail(5, 0.5, 2) - 26.0 / 32.0).abs() < 1e-12);
+        assert_eq!(tail(3, 0.1, 4), 0.0);
+    }
+}
