@@ -16,7 +16,11 @@ impl Aimd {
             self.step = 1;
             // Back-pressure set it and none came at it now: that refusal came
             // whatever the load, and slow start goes on if it ended it.
-            if self.refusals.passed(limit).is_some() {
+            if self
+                .refusals
+                .passed(limit)
+                .is_some_and(|level| level.ended_slow_start)
+            {
                 self.resume_slow_start();
             }
             if binds && !self.slow_start {
@@ -84,8 +88,7 @@ impl Aimd {
     /// whatever the load: slow start goes on, unless a measurement is under
     /// way or done (it decides).
     pub(super) fn resume_slow_start(&mut self) {
-        if self.refusals.ended_slow_start && self.provisional && self.measuring.is_none() {
-            self.refusals.ended_slow_start = false;
+        if self.provisional && self.measuring.is_none() {
             self.slow_start = true;
         }
     }

@@ -24,8 +24,6 @@ pub(super) struct Refusals {
     since: usize,
     /// The limit at the last back-pressure, and what showed there.
     level: Option<Level>,
-    /// Back-pressure ended slow start.
-    pub(super) ended_slow_start: bool,
 }
 
 /// Calls, and how many of them were refused.
@@ -43,6 +41,9 @@ pub(super) struct Tally {
 pub(super) struct Level {
     pub(super) limit: usize,
     guess: f64,
+    /// Slow start ended there (or at a level of one refusal alone that this
+    /// one followed).
+    pub(super) ended_slow_start: bool,
 }
 
 /// What a refusal is.
@@ -103,8 +104,14 @@ impl Refusals {
     pub(super) fn back_pressure(&mut self, limit: usize, slow_start: bool) {
         #[allow(clippy::cast_precision_loss)]
         let guess = 1.0 / self.since.max(1) as f64;
-        self.level = Some(Level { limit, guess });
-        self.ended_slow_start |= slow_start;
+        // A level of one refusal alone, not probed yet, may still be the base
+        // rate's: if it ended slow start, so does this one.
+        let unsure = self.level.is_some_and(|level| level.guess > 0.0 && level.ended_slow_start);
+        self.level = Some(Level {
+            limit,
+            guess,
+            ended_slow_start: slow_start || unsure,
+        });
     }
 
     /// Whether refusals of the items in flight at a back-off, `refused` so
