@@ -2,7 +2,7 @@
 //! to the ceiling, holding just below it and probing it, and the climb past
 //! a ceiling that proved stale.
 
-use super::{Aimd, PROBE_ROUNDS, PROBE_SAMPLES, SOMETIMES};
+use super::{Aimd, PROBE_ROUNDS, PROBE_SAMPLES, REFUSED_PROBE, SOMETIMES};
 
 impl Aimd {
     /// The limit after a round with no queue.
@@ -97,7 +97,15 @@ impl Aimd {
     /// rounds, whichever comes first, the ceiling itself.
     pub(super) fn hold_or_probe(&mut self, limit: usize, ceiling: usize) -> usize {
         self.held += 1;
-        if self.held * limit >= PROBE_SAMPLES || self.held >= PROBE_ROUNDS {
+        // A probe of a ceiling back-pressure set costs a refusal (or two, if
+        // the base rate can explain one): wasted calls. It comes half as
+        // often.
+        let every = if self.refusals.level() == Some(ceiling) {
+            REFUSED_PROBE
+        } else {
+            1
+        };
+        if self.held * limit >= PROBE_SAMPLES * every || self.held >= PROBE_ROUNDS * every {
             self.held = 0;
             ceiling
         } else {

@@ -75,6 +75,8 @@ const REACHED_ROUNDS: usize = 4;
 /// whichever comes first, it probes the ceiling again.
 const PROBE_SAMPLES: usize = 160;
 const PROBE_ROUNDS: usize = 32;
+/// Below a ceiling back-pressure set, this many times as long.
+const REFUSED_PROBE: usize = 2;
 /// Cut to at most this share of the limit whose queue began the cuts, with
 /// this many samples there, a run time that kept more than half of its
 /// excess over the unloaded one means the queue was not one.
@@ -552,7 +554,7 @@ impl Controller for Aimd {
     }
 
     fn sample(&mut self, sample: &Sample) -> usize {
-        self.refusals.call();
+        self.refusals.call(self.limit, sample.overload);
         // Slow start's doubling takes effect one completion at a time: each
         // starts two items until the doubled limit is reached. The stream
         // starts what a raise allows once it has settled the completions of

@@ -4,9 +4,16 @@
 
 /// The base rate of refusals is a mean over about this many calls.
 const MEMORY: f64 = 4096.0;
-/// Refusals beyond the base rate count as back-pressure when the base rate
-/// explains them with less than this chance.
-const SURPRISE: f64 = 0.01;
+/// Below the limit where refusals last counted (or with none), refusals
+/// count as back-pressure when they run this many times above the base rate
+/// (or this much above it, if more), by a sequential test of the calls since
+/// the last back-pressure that needs evidence of [`EVIDENCE`] (a log
+/// likelihood ratio): two or three refusals close together.
+const RISE_TIMES: f64 = 5.0;
+const RISE_BY: f64 = 0.05;
+const EVIDENCE: f64 = 4.0;
+/// One refusal alone suggests a base rate of at most this.
+const GUESS: f64 = 0.1;
 /// At or above the limit where refusals last counted, a level where they are
 /// expected: this chance.
 const EXPECTED: f64 = 0.1;
@@ -18,10 +25,16 @@ pub(super) struct Refusals {
     /// over about [`MEMORY`] calls: the base rate is their ratio.
     calls: f64,
     refused: f64,
-    /// Calls and refusals since the limit last changed.
+    /// Calls started at the current limit, as far as known, and their
+    /// refusals: those the limit's raise started, and one for each call
+    /// that completed since (its place went to another). Refusals come back
+    /// sooner than answers: completed calls alone would count them over.
     here: Tally,
     /// Calls since the start, or since a level last passed.
     since: usize,
+    /// The evidence that refusals run above the base rate, since the last
+    /// back-pressure.
+    evidence: f64,
     /// The limit at the last back-pressure, and what showed there.
     level: Option<Level>,
 }
@@ -65,9 +78,14 @@ impl Refusals {
         }
     }
 
-    /// A call completed (refused or not: a refusal is judged after it is
+    /// The limit where refusals last counted as back-pressure, if it holds.
+    pub(super) fn level(&self) -> Option<usize> {
+        self.level.map(|level| level.limit)
+    }
+
+    /// A call completed at `limit` (a refusal is judged after it is
     /// counted).
-    pub(super) fn call(&mut self) {
+    pub(super) fn call(&mut self, limit: usize, refused: bool) {
         if self.calls >= MEMORY {
             let keep = 1.0 - 1.0 / MEMORY;
             self.calls *= keep;
@@ -76,24 +94,48 @@ impl Refusals {
         self.calls += 1.0;
         self.here.calls += 1;
         self.since += 1;
+        if !refused && self.below(limit) {
+            let (base, rise) = self.rates(limit);
+            self.evidence = (self.evidence + ((1.0 - rise) / (1.0 - base)).ln()).max(0.0);
+        }
+    }
+
+    /// Whether `limit` is below where refusals last counted, or there is no
+    /// such limit.
+    fn below(&self, limit: usize) -> bool {
+        self.level.is_none_or(|level| limit < level.limit)
+    }
+
+    /// At `limit`, below a level: the base rate, and the rate a rise above
+    /// it would show. Below a level of one refusal alone, that refusal may
+    /// have been the first of a base rate.
+    fn rates(&self, limit: usize) -> (f64, f64) {
+        let guess = self
+            .level
+            .filter(|level| limit < level.limit)
+            .map_or(0.0, |level| level.guess);
+        let base = self.base_rate().max(guess);
+        (base, (base * RISE_TIMES).max(base + RISE_BY).min(0.99))
     }
 
     /// A refusal of an item started at the current limit, `limit`, counted
     /// by [`call`](Self::call) already: is it more than the base rate
-    /// explains, among the calls since the limit last changed?
+    /// explains? At or above where refusals last counted, they are
+    /// expected: one that the base rate makes unlikely among the calls
+    /// started at this limit is enough. Below (or with no such limit),
+    /// refusals must run well above the base rate.
     pub(super) fn judge(&mut self, limit: usize) -> Judged {
         self.here.refused += 1;
-        let base = self.base_rate();
-        let (rate, chance) = match self.level {
-            // Where refusals counted before, they are expected: one that the
-            // base rate makes unlikely is enough.
-            Some(level) if limit >= level.limit => (base, EXPECTED),
-            // Below, a refusal alone there may have been the first of a base
-            // rate.
-            Some(level) => (base.max(level.guess), SURPRISE),
-            None => (base, SURPRISE),
+        let load = if self.below(limit) {
+            let (base, rise) = self.rates(limit);
+            self.evidence += (rise / base).ln();
+            self.evidence >= EVIDENCE
+        } else {
+            let guess = self.level.map_or(0.0, |level| level.guess);
+            let base = self.base_rate().max(guess);
+            tail(self.here.calls, base, self.here.refused) < EXPECTED
         };
-        if tail(self.here.calls, rate, self.here.refused) < chance {
+        if load {
             return Judged::Load;
         }
         self.refused += 1.0;
@@ -102,16 +144,23 @@ impl Refusals {
 
     /// Back-pressure at `limit`: it becomes the level.
     pub(super) fn back_pressure(&mut self, limit: usize, slow_start: bool) {
+        // One refusal in the calls so far: a base rate of about one in as
+        // many, though not above [`GUESS`] (one refusal among few calls
+        // says little).
         #[allow(clippy::cast_precision_loss)]
-        let guess = 1.0 / self.since.max(1) as f64;
-        // A level of one refusal alone, not probed yet, may still be the base
-        // rate's: if it ended slow start, so does this one.
-        let unsure = self.level.is_some_and(|level| level.guess > 0.0 && level.ended_slow_start);
+        let guess = (1.0 / self.since.max(1) as f64).min(GUESS);
+        // Below a level of one refusal alone, not found again since, that
+        // level may still be the base rate's: if it ended slow start, so
+        // does this one.
+        let unsure = self.level.is_some_and(|level| {
+            level.guess > 0.0 && limit < level.limit && level.ended_slow_start
+        });
         self.level = Some(Level {
             limit,
             guess,
             ended_slow_start: slow_start || unsure,
         });
+        self.evidence = 0.0;
     }
 
     /// Whether refusals of the items in flight at a back-off, `refused` so
@@ -145,10 +194,14 @@ impl Refusals {
         }
     }
 
-    /// The limit changed to `limit`: calls are counted afresh there, and a
-    /// level below it is passed (refusals did not come back at it).
-    pub(super) fn moved(&mut self, limit: usize) {
-        self.here = Tally::default();
+    /// The limit changed from `from` to `limit`: calls are counted afresh
+    /// there, and a level below it is passed (refusals did not come back at
+    /// it).
+    pub(super) fn moved(&mut self, from: usize, limit: usize) {
+        self.here = Tally {
+            calls: limit.saturating_sub(from),
+            refused: 0,
+        };
         if self.level.is_some_and(|level| limit > level.limit) {
             self.level = None;
         }

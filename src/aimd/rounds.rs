@@ -47,7 +47,7 @@ impl Aimd {
             self.same = usize::from(warm_up > 0);
             self.reached = (0.0, 0);
             self.pool = None;
-            self.refusals.moved(limit);
+            self.refusals.moved(self.paced.min(self.limit), limit);
         }
         if self.cuts.is_some_and(|cuts| limit > cuts.limit) {
             self.cuts = None;
