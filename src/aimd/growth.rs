@@ -97,15 +97,17 @@ impl Aimd {
     /// rounds, whichever comes first, the ceiling itself.
     pub(super) fn hold_or_probe(&mut self, limit: usize, ceiling: usize) -> usize {
         self.held += 1;
-        // A probe of a ceiling back-pressure set costs a refusal (or two, if
-        // the base rate can explain one): wasted calls. It comes half as
-        // often.
-        let every = if self.refusals.level() == Some(ceiling) {
-            REFUSED_PROBE
-        } else {
+        // A probe of a ceiling back-pressure set costs a refusal, wasted
+        // calls: it comes half as often; with a base rate that can explain
+        // one refusal, it costs two: half as often again.
+        let every = if self.refusals.level() != Some(ceiling) {
             1
+        } else if self.refusals.base_rate() > 0.0 {
+            REFUSED_PROBE * 2
+        } else {
+            REFUSED_PROBE
         };
-        if self.held * limit >= PROBE_SAMPLES * every || self.held >= PROBE_ROUNDS * every {
+        if self.held * limit >= PROBE_SAMPLES * every || self.held >= PROBE_ROUNDS {
             self.held = 0;
             ceiling
         } else {

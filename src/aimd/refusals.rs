@@ -11,12 +11,12 @@ const MEMORY: f64 = 4096.0;
 /// likelihood ratio): two or three refusals close together.
 const RISE_TIMES: f64 = 5.0;
 const RISE_BY: f64 = 0.05;
-const EVIDENCE: f64 = 4.0;
+const EVIDENCE: f64 = 7.0;
 /// One refusal alone suggests a base rate of at most this.
 const GUESS: f64 = 0.1;
 /// At or above the limit where refusals last counted, a level where they are
 /// expected: this chance.
-const EXPECTED: f64 = 0.1;
+const EXPECTED: f64 = 0.05;
 
 /// The refusals a controller heard of, judged against the limit.
 #[derive(Clone, Copy, Debug, Default)]
@@ -135,6 +135,7 @@ impl Refusals {
             let base = self.base_rate().max(guess);
             tail(self.here.calls, base, self.here.refused) < EXPECTED
         };
+        if std::env::var_os("DBG").is_some() && load { eprintln!("LOAD below {} limit {limit} level {:?} base {:.4} here {:?}", self.below(limit), self.level, self.base_rate(), self.here); }
         if load {
             return Judged::Load;
         }
