@@ -19,7 +19,7 @@ const GUESS: f64 = 0.1;
 const EXPECTED: f64 = 0.05;
 
 /// The refusals a controller heard of, judged against the limit.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub(super) struct Refusals {
     /// Every call, and the refusals that did not count as back-pressure,
     /// over about [`MEMORY`] calls: the base rate is their ratio.
@@ -35,6 +35,13 @@ pub(super) struct Refusals {
     /// The evidence that refusals run above the base rate, since the last
     /// back-pressure.
     evidence: f64,
+    /// No refusal has counted as back-pressure yet.
+    first: bool,
+    /// Refusals within the base rate that added to the evidence: they join
+    /// the base rate once it has gone (none came after them), and are
+    /// dropped if it grows into back-pressure (a flood's first refusals
+    /// must not teach the base rate).
+    pending: f64,
     /// The limit at the last back-pressure, and what showed there.
     level: Option<Level>,
 }
@@ -68,6 +75,21 @@ pub(super) enum Judged {
     Base,
 }
 
+impl Default for Refusals {
+    fn default() -> Self {
+        Self {
+            calls: 0.0,
+            refused: 0.0,
+            here: Tally::default(),
+            since: 0,
+            evidence: 0.0,
+            first: true,
+            pending: 0.0,
+            level: None,
+        }
+    }
+}
+
 impl Refusals {
     /// The share of calls refused whatever the load, as far as known.
     pub(super) fn base_rate(&self) -> f64 {
@@ -98,6 +120,10 @@ impl Refusals {
             let (base, rise) = self.rates(limit);
             self.evidence = (self.evidence + ((1.0 - rise) / (1.0 - base)).ln()).max(0.0);
         }
+        if self.evidence == 0.0 {
+            self.refused += self.pending;
+            self.pending = 0.0;
+        }
     }
 
     /// Whether `limit` is below where refusals last counted, or there is no
@@ -110,10 +136,15 @@ impl Refusals {
     /// it would show. Below a level of one refusal alone, that refusal may
     /// have been the first of a base rate.
     fn rates(&self, limit: usize) -> (f64, f64) {
-        let guess = self
-            .level
-            .filter(|level| limit < level.limit)
-            .map_or(0.0, |level| level.guess);
+        let guess = match self.level {
+            Some(level) if limit < level.limit => level.guess,
+            Some(_) => 0.0,
+            // Before any refusal counted or was learned: the first would be
+            // one in the calls so far.
+            #[allow(clippy::cast_precision_loss)]
+            None if self.refused == 0.0 && self.first => (1.0 / self.since.max(1) as f64).min(GUESS),
+            None => 0.0,
+        };
         let base = self.base_rate().max(guess);
         (base, (base * RISE_TIMES).max(base + RISE_BY).min(0.99))
     }
@@ -126,16 +157,25 @@ impl Refusals {
     /// refusals must run well above the base rate.
     pub(super) fn judge(&mut self, limit: usize) -> Judged {
         self.here.refused += 1;
-        let load = if self.below(limit) {
+        if self.below(limit) {
             let (base, rise) = self.rates(limit);
             self.evidence += (rise / base).ln();
-            self.evidence >= EVIDENCE
-        } else {
-            let guess = self.level.map_or(0.0, |level| level.guess);
-            let base = self.base_rate().max(guess);
-            tail(self.here.calls, base, self.here.refused) < EXPECTED
-        };
-        if std::env::var_os("DBG").is_some() && load { eprintln!("LOAD below {} limit {limit} level {:?} base {:.4} here {:?}", self.below(limit), self.level, self.base_rate(), self.here); }
+            if self.evidence >= EVIDENCE {
+                self.pending = 0.0;
+                return Judged::Load;
+            }
+            // Before any back-pressure, the first refusals of a flood must not
+            // teach the base rate: they join it once the evidence is gone.
+            if self.first {
+                self.pending += 1.0;
+            } else {
+                self.refused += 1.0;
+            }
+            return Judged::Base;
+        }
+        let guess = self.level.map_or(0.0, |level| level.guess);
+        let base = self.base_rate().max(guess);
+        let load = tail(self.here.calls, base, self.here.refused) < EXPECTED;
         if load {
             return Judged::Load;
         }
@@ -162,6 +202,7 @@ impl Refusals {
             ended_slow_start: slow_start || unsure,
         });
         self.evidence = 0.0;
+        self.first = false;
     }
 
     /// Whether refusals of the items in flight at a back-off, `refused` so
