@@ -16,7 +16,7 @@ const EVIDENCE: f64 = 7.0;
 const GUESS: f64 = 0.1;
 /// At or above the limit where refusals last counted, a level where they are
 /// expected: this chance.
-const EXPECTED: f64 = 0.05;
+const EXPECTED: f64 = 0.2;
 
 /// The refusals a controller heard of, judged against the limit.
 #[derive(Clone, Copy, Debug)]
