@@ -103,7 +103,7 @@ impl Aimd {
         let every = if self.refusals.level() != Some(ceiling) {
             1
         } else if self.refusals.base_rate() > 0.0 {
-            REFUSED_PROBE * 2
+            REFUSED_PROBE * 4
         } else {
             REFUSED_PROBE
         };
