@@ -4,70 +4,64 @@
 
 /// The base rate of refusals is a mean over about this many calls.
 const MEMORY: f64 = 4096.0;
+/// A refusal within this many calls of the one before it belongs to the same
+/// event: a burst, a flood, a probe's refused retries. The base rate counts
+/// events, so the load's own floods hardly move it.
+const SAME_EVENT: usize = 2;
 /// Below the limit where refusals last counted (or with none), refusals
 /// count as back-pressure when they run this many times above the base rate
 /// (or this much above it, if more), by a sequential test of the calls since
 /// the last back-pressure that needs evidence of [`EVIDENCE`] (a log
-/// likelihood ratio): two or three refusals close together.
+/// likelihood ratio): a few refusals close together.
 const RISE_TIMES: f64 = 5.0;
 const RISE_BY: f64 = 0.05;
 const EVIDENCE: f64 = 7.0;
-/// One refusal alone suggests a base rate of at most this.
-const GUESS: f64 = 0.1;
 /// At or above the limit where refusals last counted, a level where they are
-/// expected: this chance.
+/// expected: one counts when the base rate explains it with less than this
+/// chance.
 const EXPECTED: f64 = 0.2;
 
 /// The refusals a controller heard of, judged against the limit.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Refusals {
-    /// Every call, and the refusals that did not count as back-pressure,
-    /// over about [`MEMORY`] calls: the base rate is their ratio.
+    /// Every call, and the refusal events among them, over about [`MEMORY`]
+    /// calls: the base rate is their ratio.
     calls: f64,
-    refused: f64,
+    events: f64,
+    /// Calls since the last refusal (or the start).
+    quiet: usize,
     /// Calls started at the current limit, as far as known, and their
     /// refusals: those the limit's raise started, and one for each call
     /// that completed since (its place went to another). Refusals come back
     /// sooner than answers: completed calls alone would count them over.
     here: Tally,
-    /// Calls since the start, or since a level last passed.
-    since: usize,
     /// The evidence that refusals run above the base rate, since the last
     /// back-pressure.
     evidence: f64,
-    /// No refusal has counted as back-pressure yet.
-    first: bool,
-    /// Refusals within the base rate that added to the evidence: they join
-    /// the base rate once it has gone (none came after them), and are
-    /// dropped if it grows into back-pressure (a flood's first refusals
-    /// must not teach the base rate).
-    pending: f64,
     /// The limit at the last back-pressure, and what showed there.
     level: Option<Level>,
 }
 
 /// Calls, and how many of them were refused.
 #[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Tally {
+struct Tally {
     calls: usize,
     refused: usize,
 }
 
-
-/// Where refusals last counted as back-pressure: the limit, and while one
-/// refusal alone set it, the base rate it would be the first of (one in the
-/// calls before it).
+/// Where refusals last counted as back-pressure.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Level {
     pub(super) limit: usize,
-    guess: f64,
+    /// One refusal alone set it, and none found it again since.
+    lone: bool,
     /// Slow start ended there (or at a level of one refusal alone that this
     /// one followed).
     pub(super) ended_slow_start: bool,
 }
 
 /// What a refusal is.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Judged {
     /// More than the base rate explains: back-pressure.
     Load,
@@ -75,29 +69,18 @@ pub(super) enum Judged {
     Base,
 }
 
-impl Default for Refusals {
-    fn default() -> Self {
-        Self {
-            calls: 0.0,
-            refused: 0.0,
-            here: Tally::default(),
-            since: 0,
-            evidence: 0.0,
-            first: true,
-            pending: 0.0,
-            level: None,
-        }
-    }
-}
-
 impl Refusals {
-    /// The share of calls refused whatever the load, as far as known.
+    /// The share of calls refused whatever the load, as far as known: the
+    /// refusal events over the calls, corrected for the refusals that fell
+    /// within [`SAME_EVENT`] calls of another by chance.
     pub(super) fn base_rate(&self) -> f64 {
-        if self.calls > 0.0 {
-            self.refused / self.calls
-        } else {
-            0.0
+        if self.calls <= 0.0 {
+            return 0.0;
         }
+        let events = self.events / self.calls;
+        #[allow(clippy::cast_possible_wrap, clippy::cast_possible_truncation)]
+        let apart = (1.0 - events).max(0.5).powi(SAME_EVENT as i32);
+        (events / apart).min(1.0)
     }
 
     /// The limit where refusals last counted as back-pressure, if it holds.
@@ -105,24 +88,27 @@ impl Refusals {
         self.level.map(|level| level.limit)
     }
 
-    /// A call completed at `limit` (a refusal is judged after it is
-    /// counted).
+    /// A call completed at `limit`, `refused` or not (a refusal is judged
+    /// after it is counted).
     pub(super) fn call(&mut self, limit: usize, refused: bool) {
         if self.calls >= MEMORY {
             let keep = 1.0 - 1.0 / MEMORY;
             self.calls *= keep;
-            self.refused *= keep;
+            self.events *= keep;
         }
         self.calls += 1.0;
         self.here.calls += 1;
-        self.since += 1;
-        if !refused && self.below(limit) {
-            let (base, rise) = self.rates(limit);
-            self.evidence = (self.evidence + ((1.0 - rise) / (1.0 - base)).ln()).max(0.0);
-        }
-        if self.evidence == 0.0 {
-            self.refused += self.pending;
-            self.pending = 0.0;
+        if refused {
+            if self.quiet >= SAME_EVENT || self.events == 0.0 {
+                self.events += 1.0;
+            }
+            self.quiet = 0;
+        } else {
+            self.quiet += 1;
+            if self.below(limit) {
+                let (base, rise) = self.rates();
+                self.evidence = (self.evidence + ((1.0 - rise) / (1.0 - base)).ln()).max(0.0);
+            }
         }
     }
 
@@ -132,20 +118,9 @@ impl Refusals {
         self.level.is_none_or(|level| limit < level.limit)
     }
 
-    /// At `limit`, below a level: the base rate, and the rate a rise above
-    /// it would show. Below a level of one refusal alone, that refusal may
-    /// have been the first of a base rate.
-    fn rates(&self, limit: usize) -> (f64, f64) {
-        let guess = match self.level {
-            Some(level) if limit < level.limit => level.guess,
-            Some(_) => 0.0,
-            // Before any refusal counted or was learned: the first would be
-            // one in the calls so far.
-            #[allow(clippy::cast_precision_loss)]
-            None if self.refused == 0.0 && self.first => (1.0 / self.since.max(1) as f64).min(GUESS),
-            None => 0.0,
-        };
-        let base = self.base_rate().max(guess);
+    /// The base rate, and the rate a rise above it would show.
+    fn rates(&self) -> (f64, f64) {
+        let base = self.base_rate();
         (base, (base * RISE_TIMES).max(base + RISE_BY).min(0.99))
     }
 
@@ -157,52 +132,31 @@ impl Refusals {
     /// refusals must run well above the base rate.
     pub(super) fn judge(&mut self, limit: usize) -> Judged {
         self.here.refused += 1;
-        if self.below(limit) {
-            let (base, rise) = self.rates(limit);
+        let load = if self.below(limit) {
+            let (base, rise) = self.rates();
             self.evidence += (rise / base).ln();
-            if self.evidence >= EVIDENCE {
-                self.pending = 0.0;
-                return Judged::Load;
-            }
-            // Before any back-pressure, the first refusals of a flood must not
-            // teach the base rate: they join it once the evidence is gone.
-            if self.first {
-                self.pending += 1.0;
-            } else {
-                self.refused += 1.0;
-            }
-            return Judged::Base;
-        }
-        let guess = self.level.map_or(0.0, |level| level.guess);
-        let base = self.base_rate().max(guess);
-        let load = tail(self.here.calls, base, self.here.refused) < EXPECTED;
-        if load {
-            return Judged::Load;
-        }
-        self.refused += 1.0;
-        Judged::Base
+            self.evidence >= EVIDENCE
+        } else {
+            tail(self.here.calls, self.base_rate(), self.here.refused) < EXPECTED
+        };
+        if load { Judged::Load } else { Judged::Base }
     }
 
     /// Back-pressure at `limit`: it becomes the level.
     pub(super) fn back_pressure(&mut self, limit: usize, slow_start: bool) {
-        // One refusal in the calls so far: a base rate of about one in as
-        // many, though not above [`GUESS`] (one refusal among few calls
-        // says little).
-        #[allow(clippy::cast_precision_loss)]
-        let guess = (1.0 / self.since.max(1) as f64).min(GUESS);
         // Below a level of one refusal alone, not found again since, that
         // level may still be the base rate's: if it ended slow start, so
         // does this one.
-        let unsure = self.level.is_some_and(|level| {
-            level.guess > 0.0 && limit < level.limit && level.ended_slow_start
-        });
+        let unsure = self
+            .level
+            .is_some_and(|level| level.lone && limit < level.limit && level.ended_slow_start);
+        let found_again = self.level.is_some_and(|level| limit >= level.limit);
         self.level = Some(Level {
             limit,
-            guess,
+            lone: !found_again,
             ended_slow_start: slow_start || unsure,
         });
         self.evidence = 0.0;
-        self.first = false;
     }
 
     /// Whether refusals of the items in flight at a back-off, `refused` so
@@ -217,12 +171,10 @@ impl Refusals {
     }
 
     /// A round at `limit` passed with no back-pressure: a level at or below
-    /// it was the base rate's (its refusal counts as one), and goes.
+    /// it was the base rate's, and goes.
     pub(super) fn passed(&mut self, limit: usize) -> Option<Level> {
         let level = self.level.filter(|level| level.limit <= limit)?;
         self.level = None;
-        self.refused += 1.0;
-        self.since = 0;
         Some(level)
     }
 
@@ -232,7 +184,7 @@ impl Refusals {
     pub(super) fn expected_from(&mut self, ceiling: usize) {
         if let Some(level) = &mut self.level {
             level.limit = level.limit.min(ceiling);
-            level.guess = 0.0;
+            level.lone = false;
         }
     }
 
