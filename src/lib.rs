@@ -695,6 +695,7 @@ mod aimd;
 mod bounded;
 mod budget;
 mod clock;
+mod engine;
 mod expiry;
 mod failure;
 mod held;

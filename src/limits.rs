@@ -64,12 +64,12 @@ use crate::wake::Control;
 /// ```
 #[derive(Clone)]
 pub struct Limits {
-    shared: Arc<Shared>,
+    settings: Arc<Settings>,
 }
 
 /// What a stream and its handles share.
-pub(crate) struct Shared {
-    pub(crate) workers: AtomicUsize,
+pub(crate) struct Settings {
+    workers: AtomicUsize,
     waiting: AtomicUsize,
     /// Replaced once if the stream changes mode ([`spawn_on`]) after a handle
     /// was taken. Locked only by handles and that switch, never by the stream
@@ -93,10 +93,10 @@ pub(crate) enum Signal {
 pub(crate) trait Retarget: Send + Sync {
     /// Applies `limits.get()`, read under the state's lock so that of two
     /// handles racing, the last value stored is the one applied.
-    fn apply(&self, limits: &Shared);
+    fn apply(&self, limits: &Settings);
 }
 
-impl Shared {
+impl Settings {
     pub(crate) fn new(workers: usize, waiting: usize, signal: Signal) -> Self {
         Self {
             workers: AtomicUsize::new(workers),
@@ -108,6 +108,12 @@ impl Shared {
     /// The limits the handles last set.
     pub(crate) fn get(&self) -> (usize, usize) {
         (self.workers.load(SeqCst), self.waiting.load(SeqCst))
+    }
+
+    /// The stream's own controller set `workers`: the handles read it, and
+    /// the stream, which made the change, needs no signal.
+    pub(crate) fn set_workers_quietly(&self, workers: usize) {
+        self.workers.store(workers, SeqCst);
     }
 
     /// Points the handles at another driver of the same stream, and has it
@@ -134,18 +140,18 @@ impl Shared {
 }
 
 impl Limits {
-    pub(crate) fn new(shared: Arc<Shared>) -> Self {
-        Self { shared }
+    pub(crate) fn new(settings: Arc<Settings>) -> Self {
+        Self { settings }
     }
 
     /// How many futures may run at once.
     pub fn workers(&self) -> usize {
-        self.shared.workers.load(SeqCst)
+        self.settings.workers.load(SeqCst)
     }
 
     /// How many items may be pulled ahead of the workers.
     pub fn waiting(&self) -> usize {
-        self.shared.waiting.load(SeqCst)
+        self.settings.waiting.load(SeqCst)
     }
 
     /// Sets how many futures may run at once; see the [type docs](Self) for what
@@ -163,8 +169,8 @@ impl Limits {
     /// assert_eq!(limits.workers(), 0);
     /// ```
     pub fn set_workers(&self, workers: usize) {
-        self.shared.workers.store(workers, SeqCst);
-        self.shared.signal();
+        self.settings.workers.store(workers, SeqCst);
+        self.settings.signal();
     }
 
     /// Sets how many items may be pulled ahead of the workers; see the
@@ -181,8 +187,8 @@ impl Limits {
     /// assert_eq!(jobs.stats().waiting_limit, 16);
     /// ```
     pub fn set_waiting(&self, waiting: usize) {
-        self.shared.waiting.store(waiting, SeqCst);
-        self.shared.signal();
+        self.settings.waiting.store(waiting, SeqCst);
+        self.settings.signal();
     }
 }
 

@@ -20,7 +20,7 @@
 //! ever pinned in place, so both types are `Unpin` whatever the source and
 //! its futures are.
 
-mod core;
+mod drive;
 
 use std::convert::Infallible;
 use std::fmt;
@@ -32,13 +32,13 @@ use std::time::{Duration, Instant};
 use futures_core::stream::{FusedStream, Stream};
 use futures_core::{Future, TryFuture};
 
-use self::core::Core;
-pub(crate) use self::core::{Outcome, Parts, Settled};
+pub(crate) use self::drive::InPlace;
 use crate::adaptive::{Classify, Controller};
 use crate::admission::{
-    Admission, KeyOf, KeyRule, PerKey, Unkeyed, Unweighted, WeightOf, WeightRule, Weights,
+    Admission, KeyOf, KeyRule, PerKey, Unkeyed, Unweighted, WeightOf, WeightRule, Weights, weighted,
 };
 use crate::clock::{Clocked, Clocking, Untimed};
+use crate::engine::{Engine, Of, Types};
 use crate::expiry::Expired;
 use crate::failure::{FailFast, Outputs};
 use crate::items::{FutureStream, TryFutureStream};
@@ -62,8 +62,7 @@ where
     Q: KeyRule<St::Item>,
     W: WeightRule<St::Item>,
 {
-    source: Pin<Box<St>>,
-    core: Core<St, Outputs, K, N, Admission<Q, W>>,
+    inner: Driven<St, Outputs, K, N, Q, W>,
 }
 
 /// Stream for the [`try_bounded`](crate::BoundedStreamExt::try_bounded) method.
@@ -82,16 +81,18 @@ where
     Q: KeyRule<St::Ok>,
     W: WeightRule<St::Ok>,
 {
-    source: Pin<Box<St>>,
-    core: Core<St, FailFast, K, N, Admission<Q, W>>,
+    inner: Driven<St, FailFast, K, N, Q, W>,
 }
+
+/// A public stream type's insides: its engine, with the failure policy `P`,
+/// driven in place.
+type Driven<St, P, K, N, Q, W> = InPlace<Of<St, P, K, N, Admission<Q, W>>>;
 
 impl<St: FutureStream> BoundedBuffered<St> {
     #[track_caller]
     pub(crate) fn new(source: St, workers: usize, waiting: usize) -> Self {
         Self {
-            source: Box::pin(source),
-            core: Core::bounded(workers, waiting),
+            inner: InPlace::new(source, Engine::new(workers, waiting)),
         }
     }
 }
@@ -100,8 +101,7 @@ impl<St: TryFutureStream> TryBoundedBuffered<St> {
     #[track_caller]
     pub(crate) fn new(source: St, workers: usize, waiting: usize) -> Self {
         Self {
-            source: Box::pin(source),
-            core: Core::bounded(workers, waiting),
+            inner: InPlace::new(source, Engine::new(workers, waiting)),
         }
     }
 }
@@ -147,8 +147,7 @@ macro_rules! shared_methods {
             #[track_caller]
             pub fn ordered(self, window: usize) -> Self {
                 Self {
-                    source: self.source,
-                    core: self.core.ordered(window),
+                    inner: self.inner.ordered(window),
                 }
             }
 
@@ -184,8 +183,7 @@ macro_rules! shared_methods {
             #[track_caller]
             pub fn timed(self) -> $Stream<St, Clocked, N, Q, W> {
                 $Stream {
-                    source: self.source,
-                    core: self.core.timed(),
+                    inner: self.inner.rebuilt("timed", Engine::timed),
                 }
             }
 
@@ -230,8 +228,7 @@ macro_rules! shared_methods {
                 now: impl Fn() -> Instant + Send + Sync + 'static,
             ) -> $Stream<St, Clocked, N, Q, W> {
                 $Stream {
-                    source: self.source,
-                    core: self.core.clock(now),
+                    inner: self.inner.rebuilt("clock", |engine| engine.clock(now)),
                 }
             }
 
@@ -249,7 +246,7 @@ macro_rules! shared_methods {
             /// assert!(jobs.timed().timings().is_some());
             /// ```
             pub fn timings(&self) -> Option<Timings> {
-                self.core.timings()
+                self.inner.timings()
             }
 
             /// Stops taking items from the source; the stream then finishes every
@@ -288,7 +285,7 @@ macro_rules! shared_methods {
             /// # });
             /// ```
             pub fn close(&self) {
-                self.core.close();
+                self.inner.close();
             }
 
             /// Resumes a stream that [`close`](Self::close) stopped: it pulls
@@ -326,7 +323,7 @@ macro_rules! shared_methods {
             /// ```
             #[track_caller]
             pub fn reopen(&mut self) {
-                self.core.reopen();
+                self.inner.reopen();
             }
 
             /// Returns a snapshot of the counts the budgets bound; see [`Stats`].
@@ -349,7 +346,7 @@ macro_rules! shared_methods {
             /// # });
             /// ```
             pub fn stats(&self) -> Stats {
-                self.core.stats()
+                self.inner.stats()
             }
 
             /// A handle to change this stream's `workers` and `waiting` while it
@@ -377,7 +374,7 @@ macro_rules! shared_methods {
             /// # });
             /// ```
             pub fn limits(&self) -> Limits {
-                self.core.limits()
+                self.inner.limits()
             }
 
             /// Acquires a reference to the source stream.
@@ -392,7 +389,7 @@ macro_rules! shared_methods {
             /// assert_eq!(jobs.get_ref().size_hint(), (100, Some(100)));
             /// ```
             pub fn get_ref(&self) -> &St {
-                &self.source
+                self.inner.source()
             }
 
             /// Acquires a mutable reference to the source stream, if it is
@@ -415,7 +412,7 @@ macro_rules! shared_methods {
             where
                 St: Unpin,
             {
-                &mut self.source
+                self.inner.source_mut()
             }
 
             /// Acquires a pinned mutable reference to the source stream, whatever
@@ -435,7 +432,7 @@ macro_rules! shared_methods {
             /// assert_eq!(Pin::new(&mut jobs).get_pin_mut().size_hint(), (100, Some(100)));
             /// ```
             pub fn get_pin_mut(self: Pin<&mut Self>) -> Pin<&mut St> {
-                self.get_mut().source.as_mut()
+                self.get_mut().inner.source_mut().as_mut()
             }
 
             /// Consumes the adapter and returns the source stream, if it is
@@ -466,7 +463,7 @@ macro_rules! shared_methods {
             where
                 St: Unpin,
             {
-                *Pin::into_inner(self.source)
+                *Pin::into_inner(self.inner.into_source())
             }
 
             /// Caps each key at `limit` running items: the stream's futures are
@@ -530,14 +527,12 @@ macro_rules! shared_methods {
             {
                 let keys = PerKey::new(limit);
                 $Stream {
-                    source: self.source,
-                    core: self.core.readmit(
-                        |admission| Admission {
+                    inner: self.inner.rebuilt("per_key", |engine| {
+                        engine.readmit(|admission| Admission {
                             keys,
                             weights: admission.weights,
-                        },
-                        "per_key",
-                    ),
+                        })
+                    }),
                 }
             }
 
@@ -579,15 +574,14 @@ macro_rules! shared_methods {
             where
                 $F: WeightOf,
             {
+                let max = weighted::running_budget(max);
                 $Stream {
-                    source: self.source,
-                    core: self.core.readmit(
-                        |admission| Admission {
+                    inner: self.inner.rebuilt("max_running_weight", |engine| {
+                        engine.readmit(|admission| Admission {
                             keys: admission.keys,
                             weights: admission.weights.into_weights().with_max_running(max),
-                        },
-                        "max_running_weight",
-                    ),
+                        })
+                    }),
                 }
             }
 
@@ -629,15 +623,14 @@ macro_rules! shared_methods {
             where
                 $F: WeightOf,
             {
+                let max = weighted::waiting_budget(max);
                 $Stream {
-                    source: self.source,
-                    core: self.core.readmit(
-                        |admission| Admission {
+                    inner: self.inner.rebuilt("max_waiting_weight", |engine| {
+                        engine.readmit(|admission| Admission {
                             keys: admission.keys,
                             weights: admission.weights.into_weights().with_max_waiting(max),
-                        },
-                        "max_waiting_weight",
-                    ),
+                        })
+                    }),
                 }
             }
 
@@ -754,19 +747,22 @@ macro_rules! shared_methods {
             #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
             #[track_caller]
             pub fn metrics(self, name: impl Into<metrics::SharedString>) -> Self {
+                let name = name.into();
                 Self {
-                    source: self.source,
-                    core: self.core.metrics(name.into()),
+                    inner: self.inner.rebuilt("metrics", |engine| engine.metrics(name)),
                 }
             }
 
-            /// Takes the stream apart before it was ever polled, for the spawned
-            /// mode.
+            /// The source and the engine, for the spawned mode, before the
+            /// first poll.
             #[track_caller]
-            pub(crate) fn into_parts(
+            pub(crate) fn into_spawned(
                 self,
-            ) -> Parts<St, <Self as Policied>::Policy, K, Admission<Q, W>> {
-                self.core.into_parts(self.source)
+            ) -> (
+                Pin<Box<St>>,
+                Engine<Of<St, <Self as Policied>::Policy, K, N, Admission<Q, W>>>,
+            ) {
+                self.inner.into_spawned()
             }
         }
 
@@ -778,13 +774,13 @@ macro_rules! shared_methods {
             W: WeightRule<$F>,
         {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                let budgets = self.core.budgets();
+                let budgets = self.inner.engine().budgets();
                 f.debug_struct(stringify!($Stream))
-                    .field("source", &self.source)
+                    .field("source", self.inner.source())
                     .field("workers", &budgets.workers)
                     .field("waiting", &budgets.waiting)
                     .field("window", &budgets.window)
-                    .field("failed", &self.core.has_failed())
+                    .field("state", &self.inner.engine().state())
                     .field("stats", &self.stats())
                     .finish_non_exhaustive()
             }
@@ -917,8 +913,9 @@ where
         F: Classify<<St::Item as Future>::Output>,
     {
         BoundedBuffered {
-            source: self.source,
-            core: self.core.adaptive(controller, classify),
+            inner: self
+                .inner
+                .rebuilt("adaptive", |engine| engine.adaptive(controller, classify)),
         }
     }
 }
@@ -987,8 +984,9 @@ where
         F: Classify<Result<<St::Ok as TryFuture>::Ok, St::Error>>,
     {
         TryBoundedBuffered {
-            source: self.source,
-            core: self.core.adaptive(controller, classify),
+            inner: self
+                .inner
+                .rebuilt("adaptive", |engine| engine.adaptive(controller, classify)),
         }
     }
 }
@@ -1012,8 +1010,7 @@ macro_rules! unstarted_methods {
             #[track_caller]
             pub fn max_wait(self, limit: Duration) -> $Stream<St, Clocked, $E, Q, W> {
                 $Stream {
-                    source: self.source,
-                    core: self.core.max_wait(limit),
+                    inner: self.inner.rebuilt("max_wait", |engine| engine.max_wait(limit)),
                 }
             }
 
@@ -1021,8 +1018,7 @@ macro_rules! unstarted_methods {
             #[track_caller]
             pub fn shed(self, shed: Shed) -> $Stream<St, K, $R, Q, W> {
                 $Stream {
-                    source: self.source,
-                    core: self.core.shed(shed),
+                    inner: self.inner.rebuilt("shed", |engine| engine.shed(shed)),
                 }
             }
         }
@@ -1601,12 +1597,11 @@ macro_rules! stream_impl {
             type Item = $Item;
 
             fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<$Item>> {
-                let this = &mut *self;
-                this.core.poll_next(this.source.as_mut(), cx, Self::item)
+                self.inner.poll_next(cx, Self::item)
             }
 
             fn size_hint(&self) -> (usize, Option<usize>) {
-                self.core.size_hint(self.source.size_hint())
+                self.inner.size_hint()
             }
         }
 
@@ -1618,7 +1613,7 @@ macro_rules! stream_impl {
             W: WeightRule<$F>,
         {
             fn is_terminated(&self) -> bool {
-                self.core.is_terminated()
+                self.inner.is_terminated()
             }
         }
 
@@ -1632,7 +1627,9 @@ macro_rules! stream_impl {
         {
             /// What the core settled, as this form yields it.
             #[inline(always)]
-            pub(crate) fn item($settled: Settled<St, <Self as Policied>::Policy, $N>) -> $Item {
+            pub(crate) fn item(
+                $settled: <Of<St, <Self as Policied>::Policy, K, $N, Admission<Q, W>> as Types>::Item,
+            ) -> $Item {
                 $item
             }
         }

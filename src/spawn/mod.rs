@@ -156,8 +156,6 @@
 //!   ran; its answer is applied to `budgets` (and published to the handles)
 //!   in that section, whose dispatch sends for tasks if it was a raise.
 
-mod counts;
-mod run;
 mod shared;
 mod source;
 mod spawner;
@@ -165,6 +163,7 @@ mod state;
 mod tasks;
 mod worker;
 
+use std::convert::Infallible;
 use std::fmt;
 use std::panic;
 use std::pin::Pin;
@@ -172,21 +171,16 @@ use std::task::{Context, Poll};
 
 use futures_core::stream::{FusedStream, Stream};
 
-use std::convert::Infallible;
-
-use futures_core::Future;
-
-use self::run::Spec;
 use self::shared::{Consumer, Shared};
-use self::state::{Handout, Start};
-use crate::admission::{Admits, KeyRule, WeightRule};
-use crate::bounded::{BoundedBuffered, Outcome, Parts, Settled, TryBoundedBuffered};
+use self::state::Handout;
+use crate::admission::{KeyRule, WeightRule};
+use crate::bounded::{BoundedBuffered, TryBoundedBuffered};
 use crate::budget::Budgets;
 use crate::clock::Clocking;
-use crate::expiry::{Expired, Unstarted};
-use crate::failure::Policy;
+use crate::engine::{Engine, SendSpec};
+use crate::expiry::Expired;
 use crate::items::{FutureStream, SendFutureStream, SendTryFutureStream, TryFutureStream};
-use crate::limits::{self, Limits, Signal};
+use crate::limits::{Limits, Signal};
 use crate::shed::{NotRun, Rejected};
 use crate::stats::Stats;
 use crate::sync::Arc;
@@ -339,7 +333,7 @@ macro_rules! spawnable {
         {
             #[track_caller]
             fn spawn(self, executor: Box<dyn Spawner>) -> Spawned<Self::Item> {
-                spawn_parts(self.into_parts(), executor, Self::item)
+                spawn(self.into_spawned(), executor, Self::item)
             }
         }
     };
@@ -370,53 +364,19 @@ spawnable!(TryBoundedBuffered<NotRun<St::Ok>> where St::Ok,
     St: SendTryFutureStream,
 );
 
-/// Starts spawned mode from a never-polled stream's parts; `item` turns what
-/// the tasks settle into the stream's items.
-fn spawn_parts<S, P, K, N, A, T>(
-    parts: Parts<S, P, K, A>,
+/// Starts spawned mode with a never-polled stream's source and engine, the
+/// engine moved here whole; `item` turns what the tasks settle into the
+/// stream's items.
+fn spawn<R: SendSpec, T: Send + 'static>(
+    (source, engine): (Pin<Box<R::Source>>, Engine<R>),
     executor: Box<dyn Spawner>,
-    item: impl Fn(Settled<S, P, N>) -> T + Send + Sync + 'static,
-) -> Spawned<T>
-where
-    S: Stream + Send + 'static,
-    P: Policy<S> + 'static,
-    P::Future: Send + 'static,
-    <P::Future as Future>::Output: Send + 'static,
-    P::Error: Send + 'static,
-    N: Unstarted<P::Source> + Send + 'static,
-    Outcome<S, P, N>: Send + 'static,
-    Settled<S, P, N>: Send + 'static,
-    K: Clocking,
-    A: Admits<P::Source>,
-    T: Send + 'static,
-{
-    let Parts {
-        source,
-        budgets,
-        closed,
-        limits,
-        clock,
-        adaptive,
-        admission,
-        shed,
-        metrics,
-    } = parts;
-    let shared = Arc::new(Shared::<Spec<S, P, K, N, A>>::new(Start {
-        source,
-        budgets,
-        clock,
-        adaptive,
-        limits: limits.clone(),
-        admission,
-        shed,
-        metrics,
-    }));
-    if closed {
-        shared.close();
-    }
-    if let Some(limits) = limits {
+    item: impl Fn(R::Item) -> T + Send + Sync + 'static,
+) -> Spawned<T> {
+    let settings = engine.settings().cloned();
+    let shared = Arc::new(Shared::new(source, engine));
+    if let Some(settings) = settings {
         // Handles taken before the switch now reach the tasks.
-        limits.redirect(Signal::Spawned(Shared::limits_target(&shared)));
+        settings.redirect(Signal::Spawned(Shared::limits_target(&shared)));
     }
     Spawned {
         shared: Box::new(Consumer::new(shared, item)),
@@ -425,7 +385,7 @@ where
 }
 
 /// The consumer's view of the shared state, with the source's type erased.
-trait Outputs<T>: Send + Sync {
+trait Outlet<T>: Send + Sync {
     /// Installs the spawner and sends for the first task.
     fn start(&self, spawner: Box<dyn Spawner>);
     /// The next output, the end or a failure; `Pending` after registering the
@@ -439,8 +399,10 @@ trait Outputs<T>: Send + Sync {
     fn close(&self);
     /// Cancels every task and drops the held outputs.
     fn stop(&self);
-    /// What the [`Limits`] handles share, made on the first call.
-    fn limits(&self) -> std::sync::Arc<limits::Shared>;
+    /// A handle to the limits (every call, the same settings).
+    fn limits(&self) -> Limits;
+    /// Where the run is.
+    fn state(&self) -> crate::engine::State;
     /// A copy of the time distributions, if timing is on.
     fn timings(&self) -> Option<Timings>;
 }
@@ -455,7 +417,7 @@ trait Outputs<T>: Send + Sync {
 /// [`spawn_on`](BoundedBuffered::spawn_on).
 #[must_use = "streams do nothing unless polled"]
 pub struct Spawned<T> {
-    shared: Box<dyn Outputs<T>>,
+    shared: Box<dyn Outlet<T>>,
     phase: Phase,
 }
 
@@ -580,7 +542,7 @@ impl<T> Spawned<T> {
     /// # }
     /// ```
     pub fn limits(&self) -> Limits {
-        Limits::new(self.shared.limits())
+        self.shared.limits()
     }
 }
 
@@ -690,7 +652,7 @@ impl<T> fmt::Debug for Spawned<T> {
             .field("workers", &budgets.workers)
             .field("waiting", &budgets.waiting)
             .field("window", &budgets.window)
-            .field("phase", &self.phase)
+            .field("state", &self.shared.state())
             .field("stats", &self.shared.stats())
             .finish_non_exhaustive()
     }

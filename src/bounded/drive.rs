@@ -1,0 +1,320 @@
+//! The in-place driver: the consumer's `poll_next` runs the futures itself,
+//! in worker slots woken through the wake tree ([`crate::slots`],
+//! [`crate::wake`]), and asks the [`Engine`] for every decision. It only
+//! polls, wakes and parks.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use futures_core::Stream;
+
+use crate::clock::Stamped;
+use crate::engine::{Discarded, Ending, Engine, Io, Pulled, Spec, Start, Started, Types};
+use crate::limits::{Limits, Signal};
+use crate::slots::Slots;
+use crate::stats::Stats;
+use crate::timings::Timings;
+
+/// How many woken slots one `poll_next` may poll before it hands control back to
+/// the executor (the same figure as tokio's per-task budget). First polls of newly
+/// started futures are not counted: the worker and waiting budgets bound those.
+const POLL_BUDGET: usize = 128;
+
+/// A running future, with when it started and its admission ticket.
+type Running<R> = Stamped<Started<R>, <R as Types>::Future>;
+
+/// A stream driven in place: its source, its engine, and the slots its
+/// futures run in.
+pub(crate) struct InPlace<R: Types> {
+    source: Pin<Box<R::Source>>,
+    engine: Engine<R>,
+    slots: Slots<Running<R>>,
+}
+
+/// The slots a stream of these budgets needs at most: `workers`, or
+/// `min(workers, window)` ordered (the wake tree is sized for them).
+fn capacity<R: Types>(engine: &Engine<R>) -> usize {
+    let budgets = engine.budgets();
+    budgets
+        .window
+        .map_or(budgets.workers, |window| budgets.workers.min(window))
+}
+
+impl<R: Types> InPlace<R> {
+    pub(crate) fn new(source: R::Source, engine: Engine<R>) -> Self {
+        let slots = Slots::new(capacity(&engine));
+        Self {
+            source: Box::pin(source),
+            engine,
+            slots,
+        }
+    }
+
+    /// The same stream with its engine rebuilt by `rebuild` (a builder
+    /// method), before the first poll. The wake tree stays: `Limits` handles
+    /// taken already keep working.
+    #[track_caller]
+    pub(crate) fn rebuilt<R2: Types<Source = R::Source>>(
+        self,
+        method: &str,
+        rebuild: impl FnOnce(Engine<R>) -> Engine<R2>,
+    ) -> InPlace<R2> {
+        self.engine.assert_new(method);
+        let engine = rebuild(self.engine);
+        let slots = self.slots.renew(capacity(&engine));
+        InPlace {
+            source: self.source,
+            engine,
+            slots,
+        }
+    }
+
+    /// See `BoundedBuffered::ordered`.
+    #[track_caller]
+    pub(crate) fn ordered(self, window: usize) -> Self {
+        let engine = self.engine.ordered(window);
+        let slots = self.slots.renew(capacity(&engine));
+        Self {
+            source: self.source,
+            engine,
+            slots,
+        }
+    }
+
+    /// The source and the engine, for the spawned driver (`spawn_on`): the
+    /// engine moves whole, with any change a handle made applied.
+    ///
+    /// # Panics
+    ///
+    /// If the stream was already polled: its in-flight work cannot move.
+    #[track_caller]
+    pub(crate) fn into_spawned(self) -> (Pin<Box<R::Source>>, Engine<R>) {
+        assert!(
+            self.engine.is_new(),
+            "a stream can change mode only before it is first polled"
+        );
+        let mut engine = self.engine;
+        engine.apply_limits();
+        (self.source, engine)
+    }
+
+    pub(crate) fn engine(&self) -> &Engine<R> {
+        &self.engine
+    }
+
+    pub(crate) fn source(&self) -> &Pin<Box<R::Source>> {
+        &self.source
+    }
+
+    pub(crate) fn source_mut(&mut self) -> &mut Pin<Box<R::Source>> {
+        &mut self.source
+    }
+
+    pub(crate) fn into_source(self) -> Pin<Box<R::Source>> {
+        self.source
+    }
+
+    /// See `close`: also wakes the task that last polled the stream, so a
+    /// stream waiting only on its source ends without another wake.
+    pub(crate) fn close(&self) {
+        self.engine.close();
+        self.slots.wake_consumer();
+    }
+
+    /// See `reopen`: in place, the source stays with the stream across
+    /// `close`, so the run can go on (spawned drops it at `close`).
+    #[track_caller]
+    pub(crate) fn reopen(&mut self) {
+        self.engine.reopen();
+    }
+
+    pub(crate) fn stats(&self) -> Stats {
+        self.engine.stats()
+    }
+
+    pub(crate) fn timings(&self) -> Option<Timings> {
+        self.engine.timings()
+    }
+
+    /// A handle whose changes reach the stream through the wake tree's
+    /// control bit, which the stream reads on every turn anyway.
+    pub(crate) fn limits(&self) -> Limits {
+        self.engine.limits(|| Signal::InPlace(self.slots.control()))
+    }
+
+    pub(crate) fn size_hint(&self) -> (usize, Option<usize>) {
+        let hint = self
+            .engine
+            .size_hint(|| Ok::<_, std::convert::Infallible>(self.source.size_hint()));
+        match hint {
+            Ok(hint) => hint,
+            Err(never) => match never {},
+        }
+    }
+
+    pub(crate) fn is_terminated(&self) -> bool {
+        self.engine.has_ended()
+    }
+}
+
+impl<R: Spec> InPlace<R> {
+    /// Polls the woken futures and the source under the engine's rules, and
+    /// hands out the next item as `item` makes it the stream's. Taking `item`
+    /// here, rather than mapping the result, builds the item where it is
+    /// returned: no second move of it per `poll_next`.
+    #[inline]
+    pub(crate) fn poll_next<T>(
+        &mut self,
+        cx: &mut Context<'_>,
+        item: impl FnOnce(R::Item) -> T,
+    ) -> Poll<Option<T>> {
+        if !self.engine.enter_poll() {
+            return Poll::Ready(None);
+        }
+        let poll = self.drive(cx, item);
+        self.engine.leave_poll(matches!(poll, Poll::Ready(None)));
+        self.engine.publish();
+        poll
+    }
+
+    #[inline]
+    fn drive<T>(
+        &mut self,
+        cx: &mut Context<'_>,
+        item: impl FnOnce(R::Item) -> T,
+    ) -> Poll<Option<T>> {
+        let Self {
+            source,
+            engine,
+            slots,
+        } = self;
+        slots.unpark();
+        let mut io = Drive {
+            source: source.as_mut(),
+            cx,
+            slots,
+        };
+        let mut budget = POLL_BUDGET;
+        loop {
+            // 1. Poll the futures that were woken, and only those (oldest first),
+            //    until none is or the budget is spent: a future that another's
+            //    completion woke, say for the server that one freed, is polled
+            //    before anything new starts in phases 2 and 3, so that what
+            //    waits for a resource is not overtaken by what only arrives
+            //    (contract point 7, in place only: spawned tasks are polled
+            //    when the executor chooses). An error stops the pass: from
+            //    then on no future is polled again.
+            if io.slots.has_woken() {
+                let mut failure = None;
+                let mut limits_changed = false;
+                io.slots.poll_woken(
+                    &mut budget,
+                    |position, (started, output)| match engine.complete(position, started, output) {
+                        Ok(_) => true,
+                        Err(error) => {
+                            failure = Some(error);
+                            false
+                        }
+                    },
+                    || limits_changed = true,
+                );
+                // A `Limits` handle changed the limits: apply them before
+                // anything else starts (cold: only a handle signals this).
+                if limits_changed {
+                    engine.apply_limits();
+                }
+                if let Some(error) = failure {
+                    engine.fail(error, &mut io);
+                }
+                if budget > 0 && io.slots.woken_by_others() {
+                    continue;
+                }
+            }
+
+            // 2. Hand out an outcome. Taking it frees budget, so refill first:
+            //    the freed worker is busy again while the consumer handles it
+            //    (contract point 6).
+            if let Some((outcome, _)) = engine.hand_out() {
+                fill(engine, &mut io);
+                return Poll::Ready(Some(item(R::ok(outcome))));
+            }
+
+            // 3. Start what the engine allows and top up the waiting queue. A
+            //    new future may finish or wake itself in its first poll, and
+            //    an item may expire: go round again.
+            if fill(engine, &mut io) {
+                continue;
+            }
+
+            // 4. The error, once every outcome that may precede it was handed
+            //    out, or the end.
+            match engine.end() {
+                Some(Ending::Error(error)) => return Poll::Ready(Some(item(R::err(error)))),
+                Some(Ending::Done) => return Poll::Ready(None),
+                None => {}
+            }
+
+            // 5. Nothing to hand out. Yield if this call did its share of work;
+            //    sleep unless a future was woken meanwhile.
+            if budget == 0 {
+                io.cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            if !io.slots.has_woken() && io.slots.park(io.cx.waker()) {
+                return Poll::Pending;
+            }
+        }
+    }
+}
+
+/// Asks the engine for starts until there is none, running each in a slot
+/// and polling it once (a future that completes at once is settled at once),
+/// then lets it top up the waiting queue. Returns whether anything started or
+/// became an outcome to hand out.
+#[inline(always)]
+fn fill<R: Spec>(engine: &mut Engine<R>, io: &mut Drive<'_, '_, R>) -> bool {
+    let mut started = false;
+    while let Some(Start {
+        position,
+        started: stamp,
+        future,
+    }) = engine.next_start(io)
+    {
+        started = true;
+        if let Poll::Ready((stamp, output)) = io.slots.start(Stamped::new(stamp, future), position)
+        {
+            if let Err(error) = engine.complete(position, stamp, output) {
+                engine.fail(error, io);
+            }
+        }
+    }
+    engine.fill_queue(io);
+    started || engine.take_ready()
+}
+
+/// What the engine reaches through the in-place driver: the source, polled
+/// with the consumer's context, and the slots.
+struct Drive<'a, 'b, R: Spec> {
+    source: Pin<&'a mut R::Source>,
+    cx: &'a mut Context<'b>,
+    slots: &'a mut Slots<Running<R>>,
+}
+
+impl<R: Spec> Io<R> for Drive<'_, '_, R> {
+    #[inline(always)]
+    fn pull(&mut self) -> Pulled<R> {
+        match R::poll_source(self.source.as_mut(), self.cx) {
+            Poll::Ready(Some(item)) => Pulled::Item(item),
+            Poll::Ready(None) => Pulled::Ended,
+            Poll::Pending => Pulled::Pending,
+        }
+    }
+
+    fn cancel_running(&mut self) {
+        self.slots.cancel_all();
+    }
+
+    fn discard(&mut self, item: Discarded<R>) {
+        drop(item);
+    }
+}

@@ -1,0 +1,206 @@
+//! The builder methods' part in the engine: each makes the same engine with
+//! another clocking, other rules or other budgets, before the first poll.
+//! The checks a caller's mistake can fail are made by the callers, at the
+//! caller's line (`#[track_caller]` all the way, never inside a closure).
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use futures_core::Stream;
+
+use super::Engine;
+use super::life::Life;
+use super::spec::{Of, Types};
+use crate::adaptive::{Adjust, Classify, Controller};
+use crate::admission::{Admission, Admits, Unkeyed, Unweighted};
+use crate::budget::Budgets;
+use crate::clock::{Clocked, Clocking, Untimed};
+use crate::failure::Policy;
+use crate::held::Held;
+use crate::observe::Metrics;
+use crate::shed::Shed;
+use crate::stats::Stats;
+
+/// The admission of a stream without keys or weights.
+pub(crate) type Plain = Admission<Unkeyed, Unweighted>;
+
+impl<S: Stream, P: Policy<S>> Engine<Of<S, P, Untimed, Infallible, Plain>> {
+    /// The engine of a stream just made by `bounded` or `try_bounded`.
+    ///
+    /// # Panics
+    ///
+    /// If `workers` is 0 (contract point 11).
+    #[track_caller]
+    pub(crate) fn new(workers: usize, waiting: usize) -> Self {
+        assert!(
+            workers > 0,
+            "`bounded` needs at least one worker: with `workers == 0` no future could ever run"
+        );
+        Engine::made(
+            Budgets::new(workers, waiting),
+            Life::new(),
+            Untimed,
+            Plain::default(),
+            Shed::default(),
+        )
+    }
+}
+
+impl<R: Types> Engine<R> {
+    /// Panics, at the caller's line, unless the stream was never polled.
+    #[track_caller]
+    pub(crate) fn assert_new(&self, method: &str) {
+        assert!(
+            self.life.is_new(),
+            "`{method}` must be called before the stream is first polled"
+        );
+    }
+
+    /// See `BoundedBuffered::ordered`.
+    ///
+    /// # Panics
+    ///
+    /// If `window` is 0, or the stream was polled (contract point 11).
+    #[track_caller]
+    pub(crate) fn ordered(mut self, window: usize) -> Self {
+        assert!(
+            window > 0,
+            "`ordered` needs a window of at least one item: with `window == 0` no item could ever start"
+        );
+        self.assert_new("ordered");
+        self.budgets = self.budgets.ordered(window);
+        self.held = Held::ordered();
+        self
+    }
+}
+
+impl<S, P, K, N, A> Engine<Of<S, P, K, N, A>>
+where
+    S: Stream,
+    P: Policy<S>,
+    K: Clocking,
+    A: Admits<P::Job>,
+{
+    fn made(budgets: Budgets, life: Life, clock: K, admission: A, shed: Shed) -> Self {
+        Self {
+            budgets,
+            life,
+            waiting: VecDeque::new(),
+            seats: VecDeque::new(),
+            active: 0,
+            held: if budgets.window.is_some() {
+                Held::ordered()
+            } else {
+                Held::unordered()
+            },
+            held_expired: 0,
+            held_rejected: 0,
+            admission,
+            shed,
+            failure: None,
+            clock,
+            limits: OnceLock::new(),
+            adaptive: Adjust::none(),
+            stats: Stats::default(),
+            metrics: Metrics::default(),
+            ready: false,
+        }
+    }
+
+    /// The same engine with another clocking, other rules of admission, or
+    /// another shedding, and what comes back for an item not run: everything
+    /// set so far carries over. The caller checked that it was never polled.
+    pub(crate) fn rebuild<K2: Clocking, N2, A2: Admits<P::Job>>(
+        self,
+        clock: impl FnOnce(K) -> K2,
+        admission: impl FnOnce(A) -> A2,
+        shed: Shed,
+    ) -> Engine<Of<S, P, K2, N2, A2>> {
+        let mut rebuilt = Engine::made(
+            self.budgets,
+            self.life,
+            clock(self.clock),
+            admission(self.admission),
+            shed,
+        );
+        rebuilt.limits = self.limits;
+        rebuilt.adaptive = self.adaptive;
+        rebuilt.metrics = self.metrics;
+        rebuilt.metrics.adopt(&mut rebuilt.clock, A2::RULES);
+        rebuilt
+    }
+
+    /// The same engine with another clocking.
+    pub(crate) fn reclock<K2: Clocking, N2>(
+        self,
+        clock: impl FnOnce(K) -> K2,
+    ) -> Engine<Of<S, P, K2, N2, A>> {
+        let shed = self.shed;
+        self.rebuild(clock, |admission| admission, shed)
+    }
+
+    /// See `BoundedBuffered::max_wait`.
+    pub(crate) fn max_wait<N2>(self, limit: Duration) -> Engine<Of<S, P, Clocked, N2, A>> {
+        self.reclock(|clock| clock.into_clocked().with_max_wait(limit))
+    }
+
+    /// See `BoundedBuffered::timed`.
+    pub(crate) fn timed(self) -> Engine<Of<S, P, Clocked, N, A>> {
+        self.reclock(|clock| clock.into_clocked().with_timings())
+    }
+
+    /// See `BoundedBuffered::clock`.
+    pub(crate) fn clock(
+        self,
+        now: impl Fn() -> Instant + Send + Sync + 'static,
+    ) -> Engine<Of<S, P, Clocked, N, A>> {
+        self.reclock(|clock| clock.into_clocked().with_clock(now))
+    }
+
+    /// See `BoundedBuffered::shed`.
+    pub(crate) fn shed<N2>(self, shed: Shed) -> Engine<Of<S, P, K, N2, A>> {
+        self.rebuild(|clock| clock, |admission| admission, shed)
+    }
+
+    /// The same engine with other rules of admission (`per_key`, weights).
+    pub(crate) fn readmit<A2: Admits<P::Job>>(
+        self,
+        admission: impl FnOnce(A) -> A2,
+    ) -> Engine<Of<S, P, K, N, A2>> {
+        let shed = self.shed;
+        self.rebuild(|clock| clock, admission, shed)
+    }
+
+    /// See `BoundedBuffered::adaptive`: the controller's initial limit
+    /// replaces `workers`.
+    pub(crate) fn adaptive<C, F>(
+        self,
+        controller: C,
+        classify: F,
+    ) -> Engine<Of<S, P, Clocked, N, A>>
+    where
+        C: Controller,
+        F: Classify<<P::Future as Future>::Output>,
+    {
+        let mut engine = self.reclock(|clock| clock.into_clocked().with_run_times());
+        engine.adaptive = Adjust::new(controller, classify);
+        if let Some(initial) = engine.adaptive.initial() {
+            engine.budgets = engine.budgets.starting_with(initial);
+            if let Some(settings) = engine.limits.get() {
+                settings.set_workers_quietly(initial);
+            }
+        }
+        engine
+    }
+
+    /// See `BoundedBuffered::metrics`: registers the exporter, and publishes
+    /// the stream as it is (its limits, before the first poll).
+    #[cfg(feature = "metrics")]
+    pub(crate) fn metrics(mut self, name: metrics::SharedString) -> Self {
+        self.metrics = Metrics::new(name, &mut self.clock, A::RULES);
+        self.publish_now();
+        self
+    }
+}
