@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 use futures_core::Stream;
 
 use crate::clock::Stamped;
-use crate::engine::{Discarded, Ending, Engine, Io, Pulled, Spec, Start, Started, Types};
+use crate::engine::{Discarded, Ending, Engine, Io, Pulled, Spec, Start, Started, Step, Types};
 use crate::limits::{Limits, Signal};
 use crate::slots::Slots;
 use crate::stats::Stats;
@@ -270,17 +270,21 @@ impl<R: Spec> InPlace<R> {
 /// Asks the engine for starts until there is none, running each in a slot
 /// and polling it once (a future that completes at once is settled at once),
 /// then lets it top up the waiting queue. Returns whether anything started or
-/// became an outcome to hand out.
+/// became an outcome without running (expired, shed): then the caller goes
+/// round again.
 #[inline(always)]
 fn fill<R: Spec>(engine: &mut Engine<R>, io: &mut Drive<'_, '_, R>) -> bool {
     let mut started = false;
-    while let Some(Start {
-        position,
-        started: stamp,
-        future,
-    }) = engine.next_start(io)
-    {
+    while let Some(step) = engine.step(io) {
         started = true;
+        let Step::Start(Start {
+            position,
+            started: stamp,
+            future,
+        }) = step
+        else {
+            continue;
+        };
         if let Poll::Ready((stamp, output)) = io.slots.start(Stamped::new(stamp, future), position)
         {
             if let Err(error) = engine.complete(position, stamp, output) {
@@ -288,8 +292,7 @@ fn fill<R: Spec>(engine: &mut Engine<R>, io: &mut Drive<'_, '_, R>) -> bool {
             }
         }
     }
-    engine.fill_queue(io);
-    started || engine.take_ready()
+    engine.fill_queue(io) || started
 }
 
 /// What the engine reaches through the in-place driver: the source, polled

@@ -57,7 +57,7 @@ pub(crate) use self::io::{Discarded, Io, Pulled};
 pub(crate) use self::life::State;
 pub(crate) use self::settle::Ending;
 pub(crate) use self::spec::{Of, Outcome, SendSpec, Spec, Stamp, Started, Types};
-pub(crate) use self::start::Start;
+pub(crate) use self::start::{Start, Step};
 
 use self::life::Life;
 use crate::adaptive::Adjust;
@@ -192,8 +192,8 @@ impl<R: Types> Engine<R> {
 
 impl<R: Spec> Engine<R> {
     /// Whether an item that was not run became an outcome the consumer can
-    /// take since the last call: the spawned driver wakes the consumer, and
-    /// the in-place one looks again before it parks.
+    /// take now, since the last call: the spawned driver wakes the consumer
+    /// (in place, [`Engine::step`] and [`Engine::fill_queue`] say so).
     #[inline(always)]
     pub(crate) fn take_ready(&mut self) -> bool {
         (Self::EXPIRES || Self::REJECTS) && std::mem::take(&mut self.ready)

@@ -1,6 +1,5 @@
 //! What may start, what may wait, and which item starts: the start loop both
-//! drivers run, one [`Engine::next_start`] at a time, then
-//! [`Engine::top_up`]. The count rules are [`Budgets`]'; the key and weight
+//! drivers run, one [`Engine::step`] at a time, then [`Engine::top_up`]. The count rules are [`Budgets`]'; the key and weight
 //! rules [`crate::admission`]'s; expiry [`crate::expiry`]'s; shedding
 //! [`crate::shed`]'s. Here they are applied, in order, once.
 //!
@@ -14,6 +13,15 @@ use super::spec::{Spec, Started, Types};
 use crate::admission::Admits;
 use crate::clock::Clocking;
 use crate::shed;
+
+/// What one step of the start loop gives.
+pub(crate) enum Step<R: Types> {
+    /// A future to run now.
+    Start(Start<R>),
+    /// An item became an outcome without running (it expired, or was shed):
+    /// there may be more to start, and something to hand out.
+    NotRun,
+}
 
 /// A future the driver is to run now: the item at this input position
 /// (ordered: its place in the output; unordered: its start order), started
@@ -34,43 +42,52 @@ impl<R: Spec> Engine<R> {
     /// pickup, and only here. With keys, weights or shedding every item is
     /// pulled into a waiting place first, and one past a full queue is shed.
     /// The caller starts it and asks again, until there is none.
-    #[inline(always)]
+    #[inline]
     pub(crate) fn next_start(&mut self, io: &mut impl Io<R>) -> Option<Start<R>> {
-        if Self::ADMITTED {
-            return self.next_admitted(io);
-        }
         loop {
-            if !self.may_start() {
-                return None;
+            if let Step::Start(start) = self.step(io)? {
+                return Some(start);
             }
-            let future = match self.waiting.pop_front() {
-                Some((pulled, future)) => match self.clock.pick_up(pulled, Self::EXPIRES) {
-                    Some(waited) => match self.expire(waited, future, None) {
-                        Ok(()) => continue,
-                        // A stream whose items cannot come back never has a
-                        // `max_wait`: not reached, but total.
-                        Err(future) => future,
-                    },
-                    None => future,
-                },
-                None => {
-                    let future = self.pull(io)?;
-                    self.clock.started_at_once();
-                    future
-                }
-            };
-            return Some(self.start(future, None));
         }
     }
 
-    /// [`Engine::next_start`] with keys, weights or shedding: the oldest
-    /// waiting item the rules allow; else one pulled into a free waiting
-    /// place, which may start at once, having waited no time; else,
-    /// shedding, one pulled past the full queue, which starts if the rules
-    /// pick it after the waiting items, or an item is handed back and the
-    /// search goes on.
+    /// One step of [`Engine::next_start`]: an item to start, or one that
+    /// became an outcome without running (expired, shed), after which the
+    /// caller asks again. The in-place driver goes round its loop on either.
+    #[inline(always)]
+    pub(crate) fn step(&mut self, io: &mut impl Io<R>) -> Option<Step<R>> {
+        if Self::ADMITTED {
+            return self.step_admitted(io);
+        }
+        if !self.may_start() {
+            return None;
+        }
+        let future = match self.waiting.pop_front() {
+            Some((pulled, future)) => match self.clock.pick_up(pulled, Self::EXPIRES) {
+                Some(waited) => match self.expire(waited, future, None) {
+                    Ok(()) => return Some(Step::NotRun),
+                    // A stream whose items cannot come back never has a
+                    // `max_wait`: not reached, but total.
+                    Err(future) => future,
+                },
+                None => future,
+            },
+            None => {
+                let future = self.pull(io)?;
+                self.clock.started_at_once();
+                future
+            }
+        };
+        Some(Step::Start(self.start(future, None)))
+    }
+
+    /// [`Engine::step`] with keys, weights or shedding: the oldest waiting
+    /// item the rules allow; else one pulled into a free waiting place, which
+    /// may start at once, having waited no time; else, shedding, one pulled
+    /// past the full queue, which starts if the rules pick it after the
+    /// waiting items, or an item is handed back.
     #[inline(never)]
-    fn next_admitted(&mut self, io: &mut impl Io<R>) -> Option<Start<R>> {
+    fn step_admitted(&mut self, io: &mut impl Io<R>) -> Option<Step<R>> {
         loop {
             if !self.may_start() {
                 return None;
@@ -79,12 +96,12 @@ impl<R: Spec> Engine<R> {
                 let (pulled, future, seat) = self.unqueue(at);
                 let future = match self.clock.pick_up(pulled, Self::EXPIRES) {
                     Some(waited) => match self.expire(waited, future, seat) {
-                        Ok(()) => continue,
+                        Ok(()) => return Some(Step::NotRun),
                         Err(future) => future,
                     },
                     None => future,
                 };
-                return Some(self.start(future, seat));
+                return Some(Step::Start(self.start(future, seat)));
             }
             if self.may_queue_admitted() {
                 let future = self.pull(io)?;
@@ -98,9 +115,10 @@ impl<R: Spec> Engine<R> {
             let seat = self.seated().then(|| self.held.begin());
             if self.pick(Some((&future, seat))) == Some(self.waiting.len()) {
                 self.clock.started_at_once();
-                return Some(self.start(future, seat));
+                return Some(Step::Start(self.start(future, seat)));
             }
             self.shed_one(future, seat);
+            return Some(Step::NotRun);
         }
     }
 
@@ -114,11 +132,12 @@ impl<R: Spec> Engine<R> {
         }
     }
 
-    /// [`Engine::top_up`] right after [`Engine::next_start`] said there was
-    /// no start: no start is free, or none could be had, so the check is
-    /// made already.
+    /// [`Engine::top_up`] right after [`Engine::step`] said there was no
+    /// start: no start is free, or none could be had, so the check is made
+    /// already. Returns whether an item was shed meanwhile (an outcome to
+    /// hand out).
     #[inline(always)]
-    pub(crate) fn fill_queue(&mut self, io: &mut impl Io<R>) {
+    pub(crate) fn fill_queue(&mut self, io: &mut impl Io<R>) -> bool {
         if Self::ADMITTED {
             return self.fill_admitted(io);
         }
@@ -127,35 +146,38 @@ impl<R: Spec> Engine<R> {
             .may_queue(self.waiting.len(), self.held_expired())
         {
             let Some(future) = self.pull(io) else {
-                return;
+                break;
             };
             self.queue(future, None);
         }
+        false
     }
 
     /// [`Engine::fill_queue`] with keys, weights or shedding: fills the free
     /// waiting places (an item there that may start is taken by the next
-    /// [`Engine::next_start`]); then, shedding with no start free, pulls past
-    /// the full queue while the rejection allowance lasts, handing items
-    /// back, and fills again whatever that freed.
+    /// [`Engine::step`]); then, shedding with no start free, pulls past the
+    /// full queue while the rejection allowance lasts, handing items back,
+    /// and fills again whatever that freed.
     #[inline(never)]
-    fn fill_admitted(&mut self, io: &mut impl Io<R>) {
+    fn fill_admitted(&mut self, io: &mut impl Io<R>) -> bool {
+        let mut shed = false;
         loop {
             if self.may_queue_admitted() {
                 let Some(future) = self.pull(io) else {
-                    return;
+                    return shed;
                 };
                 self.queue(future, None);
                 continue;
             }
             if self.may_start() || !self.may_shed() {
-                return;
+                return shed;
             }
             let Some(future) = self.pull(io) else {
-                return;
+                return shed;
             };
             let seat = self.seated().then(|| self.held.begin());
             self.shed_one(future, seat);
+            shed = true;
         }
     }
 
