@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use crate::budget::Budgets;
 use crate::limits;
-use crate::observe::Cause;
+use crate::observe::{self, Cause};
 
 /// What a completed item's output tells the controller: the classifier passed
 /// to [`adaptive`](crate::BoundedBuffered::adaptive) returns it (or a `bool`,
@@ -304,10 +304,18 @@ impl<O> Adjust<O> {
         };
         let limit = limit.max(1);
         if limit != budgets.workers {
-            budgets.set_by(limit, budgets.waiting, Cause::Controller { overload });
-            if let Some(settings) = settings.get() {
-                settings.set_workers_quietly(limit);
+            let cause = Cause::Controller { overload };
+            // Counted, shown and logged where the limits are kept: in the
+            // handles' settings, if there are any (always with `metrics`).
+            match settings.get() {
+                Some(settings) => settings.set(Some(limit), None, cause),
+                None => observe::limit_changed(
+                    (budgets.workers, budgets.waiting),
+                    (limit, budgets.waiting),
+                    cause,
+                ),
             }
+            budgets.set(limit, budgets.waiting);
         }
     }
 }

@@ -16,8 +16,9 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use crate::observe::{self, Cause, LimitSeries};
 use crate::wake::Control;
 
 /// A handle to a stream's `workers` and `waiting` budgets, to read or change them
@@ -67,16 +68,30 @@ pub struct Limits {
     settings: Arc<Settings>,
 }
 
-/// What a stream and its handles share.
+/// What a stream and its handles share: the limits in force as `stats()`
+/// reports them (in place, a handle's change is applied at the stream's next
+/// poll, and reported at once), and how a change reaches the stream and the
+/// `metrics` exporter.
 pub(crate) struct Settings {
     workers: AtomicUsize,
     waiting: AtomicUsize,
-    /// Replaced once if the stream changes mode ([`spawn_on`]) after a handle
-    /// was taken. Locked only by handles and that switch, never by the stream
-    /// while it runs, and never across the signal itself.
+    /// Locked by whoever changes a limit (a handle, the controller) and by a
+    /// switch of mode, never by the stream while it runs, and never across
+    /// the signal itself.
+    reach: Mutex<Reach>,
+}
+
+/// Whom a change of limits reaches.
+struct Reach {
+    /// The stream: replaced once if it changes mode ([`spawn_on`]) after a
+    /// handle was taken.
     ///
     /// [`spawn_on`]: crate::BoundedBuffered::spawn_on
-    signal: Mutex<Signal>,
+    signal: Signal,
+    /// The `metrics` exporter's limit series, if any: a change is counted
+    /// and shown where it is made, under this lock, so that of two handles
+    /// racing the last store is the value shown.
+    series: Option<Arc<LimitSeries>>,
 }
 
 /// How a handle tells its stream that the limits changed.
@@ -101,8 +116,54 @@ impl Settings {
         Self {
             workers: AtomicUsize::new(workers),
             waiting: AtomicUsize::new(waiting),
-            signal: Mutex::new(signal),
+            reach: Mutex::new(Reach {
+                signal,
+                series: None,
+            }),
         }
+    }
+
+    fn reach(&self) -> MutexGuard<'_, Reach> {
+        self.reach.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Sets the limits given, for `cause`: a change of one in force is
+    /// counted and shown by the exporter, if any, and logged (`tracing`). The
+    /// caller then signals the stream, unless the stream made it.
+    pub(crate) fn set(&self, workers: Option<usize>, waiting: Option<usize>, cause: Cause) {
+        let reach = self.reach();
+        let old = self.get();
+        if let Some(workers) = workers {
+            self.workers.store(workers, SeqCst);
+        }
+        if let Some(waiting) = waiting {
+            self.waiting.store(waiting, SeqCst);
+        }
+        let new = self.get();
+        if new != old {
+            observe::limit_changed(old, new, cause);
+            if let Some(series) = &reach.series {
+                series.changed(old, new);
+            }
+        }
+    }
+
+    /// The controller's initial `workers`: not a change, but shown.
+    pub(crate) fn set_initial_workers(&self, workers: usize) {
+        let reach = self.reach();
+        self.workers.store(workers, SeqCst);
+        if let Some(series) = &reach.series {
+            series.show(self.get());
+        }
+    }
+
+    /// The stream's `metrics` exporter publishes the limits' changes from
+    /// now on, starting with the limits in force.
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    pub(crate) fn attach(&self, series: Arc<LimitSeries>) {
+        let mut reach = self.reach();
+        series.show(self.get());
+        reach.series = Some(series);
     }
 
     /// The limits the handles last set.
@@ -110,28 +171,18 @@ impl Settings {
         (self.workers.load(SeqCst), self.waiting.load(SeqCst))
     }
 
-    /// The stream's own controller set `workers`: the handles read it, and
-    /// the stream, which made the change, needs no signal.
-    pub(crate) fn set_workers_quietly(&self, workers: usize) {
-        self.workers.store(workers, SeqCst);
-    }
-
     /// Points the handles at another driver of the same stream, and has it
     /// apply the current limits, so a change made during the switch is not
     /// lost (it reaches the old driver, the new one, or both).
     pub(crate) fn redirect(&self, signal: Signal) {
-        *self.signal.lock().unwrap_or_else(PoisonError::into_inner) = signal;
+        self.reach().signal = signal;
         self.signal();
     }
 
     fn signal(&self) {
         // A clone, so that no lock is held while the stream reacts (a spawner
         // may poll a new task, which may use a handle, before returning).
-        let signal = self
-            .signal
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
+        let signal = self.reach().signal.clone();
         match signal {
             Signal::InPlace(control) => control.signal(),
             Signal::Spawned(state) => state.apply(self),
@@ -169,7 +220,7 @@ impl Limits {
     /// assert_eq!(limits.workers(), 0);
     /// ```
     pub fn set_workers(&self, workers: usize) {
-        self.settings.workers.store(workers, SeqCst);
+        self.settings.set(Some(workers), None, Cause::Handle);
         self.settings.signal();
     }
 
@@ -187,7 +238,7 @@ impl Limits {
     /// assert_eq!(jobs.stats().waiting_limit, 16);
     /// ```
     pub fn set_waiting(&self, waiting: usize) {
-        self.settings.waiting.store(waiting, SeqCst);
+        self.settings.set(None, Some(waiting), Cause::Handle);
         self.settings.signal();
     }
 }

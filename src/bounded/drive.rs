@@ -81,6 +81,19 @@ impl<R: Types> InPlace<R> {
         }
     }
 
+    /// See `BoundedBuffered::metrics`: a limit changes in the handles'
+    /// settings, which reach the stream through the wake tree.
+    #[cfg(feature = "metrics")]
+    #[track_caller]
+    pub(crate) fn metrics(self, name: metrics::SharedString) -> Self {
+        self.engine.assert_new("metrics");
+        let control = self.slots.control();
+        Self {
+            engine: self.engine.metrics(name, || Signal::InPlace(control)),
+            ..self
+        }
+    }
+
     /// The source and the engine, for the spawned driver (`spawn_on`): the
     /// engine moves whole, with any change a handle made applied.
     ///

@@ -747,9 +747,8 @@ macro_rules! shared_methods {
             #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
             #[track_caller]
             pub fn metrics(self, name: impl Into<metrics::SharedString>) -> Self {
-                let name = name.into();
                 Self {
-                    inner: self.inner.rebuilt("metrics", |engine| engine.metrics(name)),
+                    inner: self.inner.metrics(name.into()),
                 }
             }
 

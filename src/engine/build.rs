@@ -49,6 +49,28 @@ impl<S: Stream, P: Policy<S>> Engine<Of<S, P, Untimed, Infallible, Plain>> {
 }
 
 impl<R: Types> Engine<R> {
+    /// See `BoundedBuffered::metrics`: registers the exporter, and publishes
+    /// the stream as it is. The limits' series go to the handles' settings,
+    /// made now if need be with the driver's `signal`: a limit changes there.
+    #[cfg(feature = "metrics")]
+    pub(crate) fn metrics(
+        mut self,
+        name: metrics::SharedString,
+        signal: impl FnOnce() -> crate::limits::Signal,
+    ) -> Self {
+        self.metrics = Metrics::new(
+            name,
+            &mut self.clock,
+            <R::Admission as Admits<R::Job>>::RULES,
+        );
+        drop(self.limits(signal));
+        if let (Some(settings), Some(series)) = (self.limits.get(), self.metrics.limit_series()) {
+            settings.attach(series);
+        }
+        self.publish_now();
+        self
+    }
+
     /// Panics, at the caller's line, unless the stream was never polled.
     #[track_caller]
     pub(crate) fn assert_new(&self, method: &str) {
@@ -189,18 +211,9 @@ where
         if let Some(initial) = engine.adaptive.initial() {
             engine.budgets = engine.budgets.starting_with(initial);
             if let Some(settings) = engine.limits.get() {
-                settings.set_workers_quietly(initial);
+                settings.set_initial_workers(initial);
             }
         }
         engine
-    }
-
-    /// See `BoundedBuffered::metrics`: registers the exporter, and publishes
-    /// the stream as it is (its limits, before the first poll).
-    #[cfg(feature = "metrics")]
-    pub(crate) fn metrics(mut self, name: metrics::SharedString) -> Self {
-        self.metrics = Metrics::new(name, &mut self.clock, A::RULES);
-        self.publish_now();
-        self
     }
 }

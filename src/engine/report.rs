@@ -121,7 +121,6 @@ impl<R: Types> Engine<R> {
     pub(crate) fn publish_now(&mut self) {
         let stats = self.stats();
         let failed = self.life.is_failed();
-        self.metrics
-            .publish(&stats, failed, self.budgets.changes(), &mut self.clock);
+        self.metrics.publish(&stats, failed, &mut self.clock);
     }
 }

@@ -23,13 +23,16 @@ use metrics::{
     describe_histogram,
 };
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+
 use crate::clock::Clocking;
 use crate::observe::Kind;
 use crate::stats::Stats;
 
-/// The gauges, in [`gauge_values`] order: the counts, the limits, then those
-/// of the key rule and of the weight budgets.
-const GAUGES: [(&str, Option<Unit>, &str); 9] = [
+/// The gauges the stream publishes, in [`gauge_values`] order: the counts,
+/// then those of the key rule and of the weight budgets.
+const GAUGES: [(&str, Option<Unit>, &str); 7] = [
     (
         "bounded_active",
         Some(Unit::Count),
@@ -44,16 +47,6 @@ const GAUGES: [(&str, Option<Unit>, &str); 9] = [
         "bounded_held",
         Some(Unit::Count),
         "Complete outputs not yet handed to the consumer.",
-    ),
-    (
-        "bounded_workers_limit",
-        Some(Unit::Count),
-        "The `workers` limit in force.",
-    ),
-    (
-        "bounded_waiting_limit",
-        Some(Unit::Count),
-        "The `waiting` limit in force.",
     ),
     (
         "bounded_keys_running",
@@ -78,12 +71,18 @@ const GAUGES: [(&str, Option<Unit>, &str); 9] = [
 ];
 
 /// The first gauge of the key rule, and of the weight budgets.
-const KEY_GAUGES: usize = 5;
-const WEIGHT_GAUGES: usize = 7;
+const KEY_GAUGES: usize = 3;
+const WEIGHT_GAUGES: usize = 5;
 
-/// The counters, in [`totals`] order (the limit changes last, four series of
-/// one name).
-const COUNTERS: [(&str, &str); 6] = [
+/// The limits' gauges, `workers` then `waiting`: set by [`LimitSeries`],
+/// where a limit changes.
+const LIMIT_GAUGES: [(&str, &str); 2] = [
+    ("bounded_workers_limit", "The `workers` limit in force."),
+    ("bounded_waiting_limit", "The `waiting` limit in force."),
+];
+
+/// The counters the stream publishes, in [`totals`] order.
+const COUNTERS: [(&str, &str); 5] = [
     ("bounded_pulled_total", "Items taken from the source."),
     (
         "bounded_completed_total",
@@ -101,13 +100,16 @@ const COUNTERS: [(&str, &str); 6] = [
         "bounded_rejected_total",
         "Items handed back unstarted by `shed`.",
     ),
-    (
-        "bounded_limit_changes_total",
-        "Changes of the `workers` or `waiting` limit in force (label `limit`), up or down (label `direction`), by a `Limits` handle or the adaptive controller.",
-    ),
 ];
 
-/// The series of `bounded_limit_changes_total`, in [`Changes`] order.
+/// The limit changes' counter, counted by [`LimitSeries`].
+const LIMIT_CHANGES_TOTAL: (&str, &str) = (
+    "bounded_limit_changes_total",
+    "Changes of the `workers` or `waiting` limit in force (label `limit`), up or down (label `direction`), by a `Limits` handle or the adaptive controller.",
+);
+
+/// The series of `bounded_limit_changes_total`: `workers` up and down,
+/// `waiting` up and down.
 const LIMIT_CHANGES: [(&str, &str); 4] = [
     ("workers", "up"),
     ("workers", "down"),
@@ -136,9 +138,6 @@ const HISTOGRAMS: [(&str, &str); 3] = [
 #[derive(Default)]
 pub(crate) struct Metrics(Option<Box<Exporter>>);
 
-/// How many counter series: the totals, and the four of the limit changes.
-const SERIES: usize = COUNTERS.len() - 1 + LIMIT_CHANGES.len();
-
 /// Flat arrays, compared element by element at each publish: the handles
 /// and what each last showed, side by side.
 struct Exporter {
@@ -149,11 +148,13 @@ struct Exporter {
     gauges: [Gauge; GAUGES.len()],
     /// The value each gauge was last set to; `u64::MAX` before the first.
     shown: [u64; GAUGES.len()],
-    counters: [Counter; SERIES],
+    counters: [Counter; COUNTERS.len()],
     /// The total each counter was last brought to.
-    published: [u64; SERIES],
+    published: [u64; COUNTERS.len()],
     /// Once the stream is timed.
     histograms: Option<[Histogram; 3]>,
+    /// The limits' series, shared with the limits' settings.
+    limits: Arc<LimitSeries>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -183,25 +184,16 @@ impl Metrics {
             true => metrics::gauge!(GAUGES[index].0, labels.clone()),
             false => Gauge::noop(),
         });
-        let (changes, _) = COUNTERS[COUNTERS.len() - 1];
-        let counters = std::array::from_fn(|index| {
-            match LIMIT_CHANGES.get(index.wrapping_sub(COUNTERS.len() - 1)) {
-                None => metrics::counter!(COUNTERS[index].0, labels.clone()),
-                Some(&(limit, direction)) => {
-                    let mut labels = labels.clone();
-                    labels.push(Label::new("limit", limit));
-                    labels.push(Label::new("direction", direction));
-                    metrics::counter!(changes, labels)
-                }
-            }
-        });
+        let counters = COUNTERS.map(|(name, _)| metrics::counter!(name, labels.clone()));
+        let limits = Arc::new(LimitSeries::new(&labels));
         let mut metrics = Self(Some(Box::new(Exporter {
             labels,
             gauges,
             shown: [u64::MAX; GAUGES.len()],
             counters,
-            published: [0; SERIES],
+            published: [0; COUNTERS.len()],
             histograms: None,
+            limits,
         })));
         metrics.adopt(clock, (keyed, weighted));
         metrics
@@ -210,6 +202,11 @@ impl Metrics {
     #[inline(always)]
     pub(crate) fn is_on(&self) -> bool {
         self.0.is_some()
+    }
+
+    /// The limits' series, for the limits' settings to publish to.
+    pub(crate) fn limit_series(&self) -> Option<Arc<LimitSeries>> {
+        self.0.as_ref().map(|exporter| Arc::clone(&exporter.limits))
     }
 
     /// A builder call gave the stream timings (`clock` is timed), or keys or
@@ -242,13 +239,7 @@ impl Metrics {
     /// stream's snapshot now, `failed` whether the run failed fast, `changes`
     /// the limit changes so far.
     #[inline(never)]
-    pub(crate) fn publish(
-        &mut self,
-        stats: &Stats,
-        failed: bool,
-        changes: Changes,
-        clock: &mut impl Clocking,
-    ) {
+    pub(crate) fn publish(&mut self, stats: &Stats, failed: bool, clock: &mut impl Clocking) {
         let Some(exporter) = &mut self.0 else {
             return;
         };
@@ -267,7 +258,7 @@ impl Metrics {
                 *shown = value;
             }
         }
-        let totals = totals(stats, failed, changes);
+        let totals = totals(stats, failed);
         for ((counter, published), total) in counters.iter().zip(published).zip(totals) {
             if total > *published {
                 counter.increment(total - *published);
@@ -289,8 +280,10 @@ impl Metrics {
 /// task let go of it.
 impl Drop for Exporter {
     fn drop(&mut self) {
-        let in_flight = [0, 1, 2].into_iter().chain(KEY_GAUGES..GAUGES.len());
-        for index in in_flight {
+        // Whoever changes a limit from now on (a handle kept after the
+        // stream) publishes nothing.
+        self.limits.retire();
+        for index in 0..GAUGES.len() {
             // Never shown, or 0 already: nothing to take back.
             if self.shown[index] != 0 && self.shown[index] != u64::MAX {
                 self.gauges[index].set(0.0);
@@ -307,8 +300,6 @@ fn gauge_values(stats: &Stats) -> [u64; GAUGES.len()] {
         count(stats.active),
         count(stats.waiting),
         count(stats.held),
-        count(stats.workers_limit),
-        count(stats.waiting_limit),
         count(stats.keys_running),
         count(stats.blocked_by_key),
         stats.running_weight,
@@ -317,18 +308,13 @@ fn gauge_values(stats: &Stats) -> [u64; GAUGES.len()] {
 }
 
 /// The counters' totals, in [`Exporter::counters`] order.
-fn totals(stats: &Stats, failed: bool, changes: Changes) -> [u64; SERIES] {
-    let [workers_up, workers_down, waiting_up, waiting_down] = changes.0;
+fn totals(stats: &Stats, failed: bool) -> [u64; COUNTERS.len()] {
     [
         stats.pulled,
         stats.completed,
         stats.expired,
         u64::from(failed),
         stats.rejected,
-        workers_up,
-        workers_down,
-        waiting_up,
-        waiting_down,
     ]
 }
 
@@ -343,7 +329,10 @@ fn describe() {
             None => describe_gauge!(name, description),
         }
     }
-    for (name, description) in COUNTERS {
+    for (name, description) in LIMIT_GAUGES {
+        describe_gauge!(name, Unit::Count, description);
+    }
+    for (name, description) in COUNTERS.into_iter().chain([LIMIT_CHANGES_TOTAL]) {
         describe_counter!(name, Unit::Count, description);
     }
     for (name, description) in HISTOGRAMS {
@@ -351,22 +340,59 @@ fn describe() {
     }
 }
 
-/// How often each limit in force moved, counted where limits are applied
-/// (`Budgets::set_by`): `workers` up and down, `waiting` up and down.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Changes([u64; 4]);
+/// The limits' gauges and change counters. A limit changes in the limits'
+/// settings (a handle sets it, or the controller), and stats report it from
+/// there at once, in place between two polls too: so these are published
+/// there, by whoever changes it, as it changes, not by the stream's
+/// publish. Shared by the stream's exporter and the settings; retired with
+/// the exporter, so a handle kept after the stream publishes nothing.
+pub(crate) struct LimitSeries {
+    /// `bounded_workers_limit`, `bounded_waiting_limit`.
+    gauges: [Gauge; 2],
+    /// `bounded_limit_changes_total`, in [`LIMIT_CHANGES`] order.
+    changes: [Counter; 4],
+    live: AtomicBool,
+}
 
-impl Changes {
-    /// The limits `(workers, waiting)` went from `old` to `new`.
-    #[inline]
-    pub(crate) fn record(&mut self, old: (usize, usize), new: (usize, usize)) {
+impl LimitSeries {
+    fn new(labels: &[Label]) -> Self {
+        Self {
+            gauges: LIMIT_GAUGES.map(|(name, _)| metrics::gauge!(name, labels.to_vec())),
+            changes: LIMIT_CHANGES.map(|(limit, direction)| {
+                let mut labels = labels.to_vec();
+                labels.push(Label::new("limit", limit));
+                labels.push(Label::new("direction", direction));
+                metrics::counter!(LIMIT_CHANGES_TOTAL.0, labels)
+            }),
+            live: AtomicBool::new(true),
+        }
+    }
+
+    /// The limits in force are `(workers, waiting)`.
+    pub(crate) fn show(&self, (workers, waiting): (usize, usize)) {
+        if self.live.load(Relaxed) {
+            // Far below 2^53: exact as an `f64`.
+            self.gauges[0].set(workers as f64);
+            self.gauges[1].set(waiting as f64);
+        }
+    }
+
+    /// The limits in force went from `old` to `new`: each that moved is one
+    /// change, up or down.
+    pub(crate) fn changed(&self, old: (usize, usize), new: (usize, usize)) {
+        if !self.live.load(Relaxed) {
+            return;
+        }
         for (at, (old, new)) in [(0, (old.0, new.0)), (2, (old.1, new.1))] {
-            if new > old {
-                self.0[at] += 1;
-            } else if new < old {
-                self.0[at + 1] += 1;
+            if new != old {
+                self.changes[at + usize::from(new < old)].increment(1);
+                self.gauges[at / 2].set(new as f64);
             }
         }
+    }
+
+    fn retire(&self) {
+        self.live.store(false, Relaxed);
     }
 }
 

@@ -199,6 +199,42 @@ both_modes! {
         assert_eq!(recorded.gauge("bounded_workers_limit", "adaptive"), Some(Some(1.0)));
     }
 
+    /// Points 25 and 30: the limit gauges and the change counter show the
+    /// limits `stats()` reports as soon as a handle changes them: before the
+    /// first poll, between two polls (in place the stream applies a change at
+    /// its next poll, and reports it at once) and after the end.
+    fn the_limit_gauges_follow_stats_at_once(mode) {
+        let recorded = Recorded::new();
+        let gates = Gates::new();
+        let mut run = drive!(mode, recorded.scope(|| gates.source(4).bounded(2, 1).metrics("moved")));
+        let limits = run.limits();
+        let shown = |run: &Driven<'_, usize>| {
+            let stats = run.stats();
+            let gauge = |name| recorded.gauge(name, "moved").flatten().map(|value| value as usize);
+            assert_eq!(gauge("bounded_workers_limit"), Some(stats.workers_limit));
+            assert_eq!(gauge("bounded_waiting_limit"), Some(stats.waiting_limit));
+            (stats.workers_limit, stats.waiting_limit)
+        };
+        assert_eq!(shown(&run), (2, 1));
+        limits.set_workers(3);
+        assert_eq!(shown(&run), (3, 1), "before the first poll");
+        assert_eq!(changes(&recorded, "moved", "workers", "up"), Some(1));
+
+        assert!(run.take_ready().is_empty());
+        limits.set_workers(1);
+        limits.set_waiting(0);
+        assert_eq!(shown(&run), (1, 0), "between two polls");
+        assert_eq!(changes(&recorded, "moved", "workers", "down"), Some(1));
+        assert_eq!(changes(&recorded, "moved", "waiting", "down"), Some(1));
+
+        gates.open_all();
+        assert_eq!(run.take_to_end().len(), 4);
+        limits.set_workers(5);
+        assert_eq!(shown(&run), (5, 0), "after the end");
+        assert_eq!(changes(&recorded, "moved", "workers", "up"), Some(2));
+        recorded.check("moved", &run.stats(), None, false);
+    }
+
     /// Points 21, 23, 29 and 30: expired, rejected and failed items are
     /// counted as they happen.
     fn expired_rejected_and_failed_items_are_counted(mode) {
