@@ -110,9 +110,13 @@
 //!     Everything else is still dropped exactly once, and polling the stream
 //!     again panics with a message saying why, rather than carrying on with a
 //!     lost item.
-//! 11. **Bad budgets**: `workers == 0`, `window == 0` and `ordered` after the
-//!     first poll panic at the caller's line with a message naming the
-//!     problem: none of them could ever make progress.
+//! 11. **Bad budgets**: a budget of 0 (`workers`, `window`, `per_key`,
+//!     `max_running_weight`, `max_waiting_weight`), with which nothing could
+//!     ever start or be pulled, and a builder method called after the first
+//!     poll (`ordered`, `timed`, `clock`, `max_wait`, `shed`, `per_key`, the
+//!     weight budgets, `metrics`, `adaptive`, `spawn_on`), which would change
+//!     what the work already under way was promised, panic at the caller's
+//!     line with a message naming the problem.
 //!
 //! **Wakes**
 //!
@@ -292,10 +296,11 @@
 //!     keeps point 28's waiting bound); an item pulled with a worker free for
 //!     it starts if the rules pick it after the waiting items (it passes no
 //!     waiting item of its key, nor a heavier one the worker waits for). At
-//!     most `max(waiting,
-//!     1)` rejections are held untaken: then nothing is pulled, so with every
-//!     future blocked the source has advanced at most `workers + waiting +
-//!     max(waiting, 1)` items. Unordered, a rejection is yielded as it is
+//!     most `max(waiting, 1)` rejections are held untaken: then nothing is
+//!     pulled, so with every future blocked the source has advanced at most
+//!     `workers + places + max(waiting, 1)` items, `places` being the waiting
+//!     places: `waiting`, or `max(waiting, 1)` with keys or weights (point
+//!     27). Unordered, a rejection is yielded as it is
 //!     made; ordered, at its input position (with keys, weights or shedding,
 //!     an ordered stream takes each item's position when it pulls it, and an
 //!     item starts only while its position is within the window; a held
@@ -677,8 +682,9 @@
 //!
 //! # Panics
 //!
-//! `bounded` panics if `workers` is 0, and `ordered` if `window` is 0 or if the
-//! stream was already polled (contract point 11).
+//! `bounded` panics if `workers` is 0, `ordered` if `window` is 0, and every
+//! builder method if the stream was already polled; a key limit or weight
+//! budget of 0 panics too (contract point 11).
 #![forbid(unsafe_code)]
 #![warn(
     missing_docs,

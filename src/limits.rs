@@ -44,7 +44,8 @@ use crate::wake::Control;
 ///   `waiting`; at once after a raise), the admission bound is exact for them:
 ///   with every future blocked, `workers` run or hold an output and `waiting`
 ///   wait (`min(workers, window)` and `waiting` ordered; the window is fixed at
-///   construction).
+///   construction; with keys or weights `max(waiting, 1)` wait, as they always
+///   keep one waiting place).
 ///
 /// [`Stats`](crate::Stats) reports the limits in force alongside the counts.
 ///

@@ -8,9 +8,11 @@
 /// totals. Taking a snapshot copies a few integers, so it is cheap enough to do
 /// after every item.
 ///
-/// Each budget bounds one count: `active <= workers`, `waiting <= waiting`, and
-/// `active + held <= workers` (unordered) or `<= window` (ordered): contract
-/// points 2 to 5 and 15 of the [crate documentation](crate#what-the-adapter-guarantees).
+/// Each budget bounds one count: `active <= workers`, `waiting <= waiting`
+/// (`max(waiting, 1)` with keys or weights, which always keep one waiting
+/// place: contract point 27), and `active + held <= workers` (unordered) or
+/// `<= window` (ordered): contract points 2 to 5 and 15 of the [crate
+/// documentation](crate#what-the-adapter-guarantees).
 ///
 /// # Examples
 ///

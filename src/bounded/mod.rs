@@ -1106,7 +1106,9 @@ unstarted_methods! {
     ///   their own, as many as `waiting` (at least one): while it is used up,
     ///   nothing more is pulled, so a consumer that stops stops the pulling.
     ///   **Bound**: with every future blocked, the source has advanced at most
-    ///   `workers + waiting + max(waiting, 1)` items beyond the consumer.
+    ///   `workers + waiting + max(waiting, 1)` items beyond the consumer; with
+    ///   keys or weights, which keep one waiting place even with `waiting ==
+    ///   0` ([`per_key`](Self::per_key)), `workers + 2 × max(waiting, 1)`.
     /// - Ordered, each item takes its input position when pulled, and a
     ///   rejection is yielded at it, as an expired item is (never ahead of an
     ///   item pulled before it); unordered, as it is made. A held rejection
@@ -1376,7 +1378,9 @@ unstarted_methods! {
     ///   their own, as many as `waiting` (at least one): while it is used up,
     ///   nothing more is pulled, so a consumer that stops stops the pulling.
     ///   **Bound**: with every future blocked, the source has advanced at most
-    ///   `workers + waiting + max(waiting, 1)` items beyond the consumer.
+    ///   `workers + waiting + max(waiting, 1)` items beyond the consumer; with
+    ///   keys or weights, which keep one waiting place even with `waiting ==
+    ///   0` ([`per_key`](Self::per_key)), `workers + 2 × max(waiting, 1)`.
     /// - Ordered, each item takes its input position when pulled, and a
     ///   rejection is yielded at it, as an expired item is (never ahead of an
     ///   item pulled before it); unordered, as it is made. A held rejection

@@ -12,7 +12,7 @@ use std::task::Poll;
 use std::thread;
 use std::time::Duration;
 
-use bounded_buffered::{BoundedBuffered, BoundedStreamExt};
+use bounded_buffered::{BoundedBuffered, BoundedStreamExt, Keyed, Weighted};
 use futures::stream::{self, BoxStream, FusedStream, Stream};
 use futures::{StreamExt, executor::block_on};
 use support::{
@@ -418,4 +418,17 @@ fn bad_input_panics_at_the_callers_line() {
     let line = line!() + 1;
     let at = panic_location(|| drop(late_spawn_on.spawn_on(spawner)));
     assert_eq!(at, here(line), "spawn_on after the first poll");
+
+    // The budgets of keys and weights: 0 could never start or pull anything.
+    let keyed = || stream::iter([Keyed::new(0, std::future::ready(()))]).bounded(1, 1);
+    let weighted = || stream::iter([Weighted::new(1, std::future::ready(()))]).bounded(1, 1);
+    let line = line!() + 1;
+    let at = panic_location(|| drop(keyed().per_key(0)));
+    assert_eq!(at, here(line), "per_key(0)");
+    let line = line!() + 1;
+    let at = panic_location(|| drop(weighted().max_running_weight(0)));
+    assert_eq!(at, here(line), "max_running_weight(0)");
+    let line = line!() + 1;
+    let at = panic_location(|| drop(weighted().max_waiting_weight(0)));
+    assert_eq!(at, here(line), "max_waiting_weight(0)");
 }

@@ -26,7 +26,7 @@ use futures::{FutureExt, StreamExt, TryStreamExt};
 use support::{
     Case, Driven, Failures, Fault, Gates, Got, INJECTED, Mode, OrderedIf, Rng, TryOutput, Watchdog,
     both_modes, caught, check_ended_on_tokio, counted, drive, drop_and_check, fed_source,
-    quiet_injected_panics, tokio_multi_thread,
+    quiet_injected_panics, tokio_multi_thread, yield_now,
 };
 
 /// A fallible case in one mode, with its gates.
@@ -576,6 +576,38 @@ both_modes! {
         assert_eq!(rest, [Got::Err(0), Got::End]);
         let items = rest.len() - 1;
         assert!(lower <= items, "size_hint promised at least {lower} items; got {items}");
+    }
+
+    /// Points 15 and 21: once the run failed, `size_hint` is exact, and the
+    /// same in both modes: the held outputs the error lets through, then the
+    /// error.
+    fn size_hint_after_the_error_is_exact(mode) {
+        // Items 0 to 2 are ready; item 3 fails after one yield.
+        let source = futures::stream::iter(0..4u32).map(|n| {
+            Ok::<_, u32>(async move {
+                if n == 3 {
+                    yield_now().await;
+                    return Err(n);
+                }
+                Ok(n)
+            })
+        });
+        let mut run = drive!(mode, source.try_bounded(4, 0));
+        let mut taken = 0;
+        while taken < 2 {
+            match run.poll() {
+                Poll::Ready(Some(Ok(_))) => taken += 1,
+                Poll::Pending => {}
+                other => panic!("an output first: {other:?}"),
+            }
+        }
+        // One output left to yield before the error.
+        assert_eq!(run.size_hint(), (2, Some(2)));
+        assert!(matches!(run.poll(), Poll::Ready(Some(Ok(_)))));
+        assert_eq!(run.size_hint(), (1, Some(1)));
+        assert_eq!(run.poll(), Poll::Ready(Some(Err(3))));
+        assert_eq!(run.size_hint(), (0, Some(0)));
+        assert_eq!(run.poll(), Poll::Ready(None));
     }
 
     /// Point 21 with 10 and 20: a destructor that panics while the error's
