@@ -539,3 +539,80 @@ fn taking_a_rejection_lets_the_tasks_pull_again() {
         assert_eq!(threads.join_all(), 1);
     });
 }
+
+/// A clock the model drives: a fixed start plus the milliseconds another
+/// thread adds.
+#[derive(Clone)]
+struct ModelClock {
+    start: std::time::Instant,
+    millis: Arc<loom::sync::atomic::AtomicU64>,
+}
+
+impl ModelClock {
+    fn new() -> Self {
+        Self {
+            start: std::time::Instant::now(),
+            millis: Arc::default(),
+        }
+    }
+
+    fn now(&self) -> std::time::Instant {
+        let millis = self.millis.load(std::sync::atomic::Ordering::SeqCst);
+        self.start + std::time::Duration::from_millis(millis)
+    }
+
+    fn advance(&self, millis: u64) {
+        self.millis
+            .fetch_add(millis, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Expiry at pickup while the consumer is parked: one worker runs item 0,
+/// item 1 waits; another thread moves the clock past `max_wait` and then
+/// lets item 0 finish. The task that completes item 0 picks item 1 up in the
+/// same lock section and, if it was pulled before the clock moved, hands it
+/// back expired instead of starting it, and wakes the parked consumer for
+/// it. Every item comes back once, no wake is lost, and an expired item
+/// waited exactly as long as the clock moved.
+#[test]
+fn an_item_expiring_at_the_front_while_the_consumer_parks_reaches_it() {
+    model("expiry at pickup, consumer parked", || {
+        let threads = Threads::default();
+        let clock = ModelClock::new();
+        let gate = Arc::new(Gate::default());
+        let items = {
+            let gate = Arc::clone(&gate);
+            stream::iter(0..2usize).map(move |id| {
+                let gate = Arc::clone(&gate);
+                Box::pin(async move {
+                    if id == 0 {
+                        std::future::poll_fn(|cx| gate.poll_open(cx)).await;
+                    }
+                    id
+                }) as BoxFuture<'static, usize>
+            })
+        };
+        let reading = clock.clone();
+        let stream = items
+            .bounded(1, 1)
+            .max_wait(std::time::Duration::from_millis(5))
+            .clock(move || reading.now())
+            .spawn_on(threads.spawner());
+        let mover = {
+            let (clock, gate) = (clock.clone(), Arc::clone(&gate));
+            thread::spawn(move || {
+                clock.advance(10);
+                gate.open();
+            })
+        };
+        let out = drain(stream, |_| {});
+        mover.join().unwrap();
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0].as_ref().ok(), Some(&0), "item 0 completes first");
+        match &out[1] {
+            Ok(id) => assert_eq!(*id, 1),
+            Err(expired) => assert_eq!(expired.waited(), std::time::Duration::from_millis(10)),
+        }
+        threads.join_all();
+    });
+}
