@@ -3,6 +3,7 @@
 //! [`crate::wake`]), and asks the [`Engine`] for every decision. It only
 //! polls, wakes and parks.
 
+use std::fmt;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -111,8 +112,21 @@ impl<R: Types> InPlace<R> {
         (self.source, engine)
     }
 
-    pub(crate) fn engine(&self) -> &Engine<R> {
-        &self.engine
+    /// `Debug` for a public stream type: its budgets and counts, never its
+    /// futures or outputs.
+    pub(crate) fn fmt_as(&self, name: &str, f: &mut fmt::Formatter<'_>) -> fmt::Result
+    where
+        R::Source: fmt::Debug,
+    {
+        let budgets = self.engine.budgets();
+        f.debug_struct(name)
+            .field("source", &self.source)
+            .field("workers", &budgets.workers)
+            .field("waiting", &budgets.waiting)
+            .field("window", &budgets.window)
+            .field("state", &self.engine.state())
+            .field("stats", &self.engine.stats())
+            .finish_non_exhaustive()
     }
 
     pub(crate) fn source(&self) -> &Pin<Box<R::Source>> {

@@ -1,0 +1,628 @@
+//! [`TryBoundedBuffered`]'s builder methods and accessors: those of
+//! [`BoundedBuffered`], for a stream that fails fast, each documented by
+//! reference to its namesake there, with an example of its own.
+
+use std::hash::Hash;
+use std::pin::Pin;
+use std::time::Instant;
+
+use futures_core::TryFuture;
+
+#[cfg(doc)]
+use super::BoundedBuffered;
+use super::{Spawning, TryBoundedBuffered};
+use crate::adaptive::{Classify, Controller};
+use crate::admission::{
+    Admission, KeyOf, KeyRule, PerKey, WeightOf, WeightRule, Weights, weighted,
+};
+use crate::clock::{Clocked, Clocking};
+use crate::engine::Engine;
+use crate::failure::FailFast;
+use crate::items::TryFutureStream;
+use crate::limits::Limits;
+use crate::stats::Stats;
+use crate::timings::Timings;
+
+impl<St: TryFutureStream, K: Clocking, N, Q: KeyRule<St::Ok>, W: WeightRule<St::Ok>>
+    TryBoundedBuffered<St, K, N, Q, W>
+{
+    /// Yields outputs in input order, letting work run at most `window`
+    /// items ahead of the oldest output not yet yielded.
+    ///
+    /// As [`BoundedBuffered::ordered`], for a fallible stream: see there for
+    /// what it does in detail.
+    ///
+    /// # Panics
+    ///
+    /// If `window` is 0 (no item could ever start), or if the stream has
+    /// already been polled (outputs may already have been handed out in
+    /// completion order): contract point 11.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let jobs = stream::iter(0..100u32).map(|n| Ok::<_, String>(async move { Ok::<_, String>(n) })).try_bounded(4, 0).ordered(4);
+    /// let outputs: Vec<_> = jobs.collect().await;
+    /// assert_eq!(outputs.len(), 100); // in input order
+    /// # });
+    /// ```
+    #[track_caller]
+    pub fn ordered(self, window: usize) -> Self {
+        Self {
+            inner: self.inner.ordered(window),
+        }
+    }
+
+    /// Records where items spend their time: how long each waited (pull
+    /// to start), ran (start to completion) and was held (completion to
+    /// hand-out), read with [`timings`](Self::timings).
+    ///
+    /// As [`BoundedBuffered::timed`], for a fallible stream: see there for
+    /// what it does in detail.
+    ///
+    /// # Panics
+    ///
+    /// If the stream has already been polled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let mut jobs = stream::iter(0..100u32).map(|n| Ok::<_, String>(async move { Ok::<_, String>(n) })).try_bounded(2, 2).timed();
+    /// while jobs.next().await.is_some() {}
+    /// let timings = jobs.timings().expect("timed");
+    /// assert_eq!(timings.run.count(), 100);
+    /// # });
+    /// ```
+    #[track_caller]
+    pub fn timed(self) -> TryBoundedBuffered<St, Clocked, N, Q, W> {
+        TryBoundedBuffered {
+            inner: self.inner.rebuilt("timed", Engine::timed),
+        }
+    }
+
+    /// Replaces `Instant::now` as the clock of
+    /// [`max_wait`](Self::max_wait), [`timed`](Self::timed) and
+    /// [`adaptive`](Self::adaptive), for tests and simulations, in either
+    /// order with them: any closure (it may capture a simulation's
+    /// time), or a function.
+    ///
+    /// As [`BoundedBuffered::clock`], for a fallible stream: see there for
+    /// what it does in detail.
+    ///
+    /// # Panics
+    ///
+    /// If the stream has already been polled.
+    ///
+    /// # Examples
+    ///
+    /// On tokio's paused clock, and on a clock of the test's own:
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use std::time::{Duration, Instant};
+    ///
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{StreamExt, stream};
+    ///
+    /// let jobs = stream::iter(0..100u32).map(|n| Ok::<_, String>(async move { Ok::<_, String>(n) })).try_bounded(1, 0);
+    /// let jobs = jobs.timed().clock(|| tokio::time::Instant::now().into_std());
+    /// # drop(jobs);
+    ///
+    /// let now = Arc::new(Mutex::new(Instant::now()));
+    /// let clock = Arc::clone(&now);
+    /// let jobs = stream::iter(0..100u32).map(|n| Ok::<_, String>(async move { Ok::<_, String>(n) })).try_bounded(1, 0)
+    ///     .max_wait(Duration::from_millis(5))
+    ///     .clock(move || *clock.lock().unwrap());
+    /// *now.lock().unwrap() += Duration::from_millis(10); // time moves when the test says
+    /// # drop(jobs);
+    /// ```
+    #[track_caller]
+    pub fn clock(
+        self,
+        now: impl Fn() -> Instant + Send + Sync + 'static,
+    ) -> TryBoundedBuffered<St, Clocked, N, Q, W> {
+        TryBoundedBuffered {
+            inner: self.inner.rebuilt("clock", |engine| engine.clock(now)),
+        }
+    }
+
+    /// A copy of the time distributions if [`timed`](Self::timed) was
+    /// called, `None` otherwise. See [`Timings`].
+    ///
+    /// As [`BoundedBuffered::timings`], for a fallible stream: see there for
+    /// what it does in detail.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{StreamExt, stream};
+    ///
+    /// let jobs = stream::iter(0..100u32).map(|n| Ok::<_, String>(async move { Ok::<_, String>(n) })).try_bounded(2, 0);
+    /// assert!(jobs.timings().is_none());
+    /// assert!(jobs.timed().timings().is_some());
+    /// ```
+    pub fn timings(&self) -> Option<Timings> {
+        self.inner.timings()
+    }
+
+    /// Stops taking items from the source; the stream then finishes every
+    /// running and waiting item, yields their outputs, and ends.
+    ///
+    /// As [`BoundedBuffered::close`], for a fallible stream: see there for
+    /// what it does in detail.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{Stream, StreamExt, stream};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let mut jobs = stream::iter(0..100u32).map(|n| Ok::<_, String>(async move { Ok::<_, String>(n) })).try_bounded(2, 3);
+    /// assert!(jobs.next().await.is_some());
+    /// // 2 running and 3 waiting were pulled besides the one handed out.
+    /// jobs.close();
+    /// assert_eq!(jobs.by_ref().count().await, 5); // every pulled item, and nothing more
+    /// let source = jobs.into_inner();
+    /// assert_eq!(source.size_hint(), (94, Some(94))); // resumes at item 6
+    /// # });
+    /// ```
+    pub fn close(&self) {
+        self.inner.close();
+    }
+
+    /// Resumes a stream that [`close`](Self::close) stopped: it pulls
+    /// from the same source again, from the item after the last one it
+    /// pulled. Works with any source, `Unpin` or not (a paged query built
+    /// with `stream::unfold`, say): the stream is `Unpin` itself, so it
+    /// needs no `pin!`, and nothing moves out of it.
+    ///
+    /// As [`BoundedBuffered::reopen`], for a fallible stream: see there for
+    /// what it does in detail.
+    ///
+    /// # Panics
+    ///
+    /// If the run failed (fail fast): what was pulled after the error
+    /// was dropped, so resuming would lose items silently.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let mut jobs = stream::iter(0..100u32).map(|n| Ok::<_, String>(async move { Ok::<_, String>(n) })).try_bounded(2, 3);
+    /// assert!(jobs.next().await.is_some());
+    /// jobs.close();
+    /// let first = 1 + jobs.by_ref().count().await; // drained: 6 in all
+    /// jobs.reopen();
+    /// let rest = jobs.by_ref().count().await;
+    /// assert_eq!((first, rest), (6, 94)); // every item once
+    /// # });
+    /// ```
+    #[track_caller]
+    pub fn reopen(&mut self) {
+        self.inner.reopen();
+    }
+
+    /// Returns a snapshot of the counts the budgets bound; see [`Stats`].
+    ///
+    /// As [`BoundedBuffered::stats`], for a fallible stream: see there for
+    /// what it does in detail.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let mut jobs = stream::iter(0..100u32).map(|n| Ok::<_, String>(async move { Ok::<_, String>(n) })).try_bounded(2, 3);
+    /// assert!(jobs.next().await.is_some());
+    /// // Before handing out the first output, the freed worker was
+    /// // refilled and the waiting queue topped up: 2 running or held,
+    /// // 3 waiting.
+    /// let stats = jobs.stats();
+    /// assert_eq!(stats.active + stats.held, 2);
+    /// assert_eq!((stats.waiting, stats.pulled), (3, 6));
+    /// # });
+    /// ```
+    pub fn stats(&self) -> Stats {
+        self.inner.stats()
+    }
+
+    /// A handle to change this stream's `workers` and `waiting` while it
+    /// runs, from any task or thread; see [`Limits`] for what raising,
+    /// lowering and pausing do. Every call returns a handle to the same
+    /// limits.
+    ///
+    /// As [`BoundedBuffered::limits`], for a fallible stream: see there for
+    /// what it does in detail.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let mut jobs = stream::iter(0..100u32).map(|n| Ok::<_, String>(async move { Ok::<_, String>(n) })).try_bounded(4, 4);
+    /// let limits = jobs.limits();
+    /// std::thread::spawn(move || limits.set_workers(1)).join().unwrap();
+    /// assert!(jobs.next().await.is_some());
+    /// let stats = jobs.stats();
+    /// assert_eq!((stats.workers_limit, stats.peak_active), (1, 1));
+    /// # });
+    /// ```
+    pub fn limits(&self) -> Limits {
+        self.inner.limits()
+    }
+
+    /// Acquires a reference to the source stream.
+    ///
+    /// As [`BoundedBuffered::get_ref`], for a fallible stream: see there for
+    /// what it does in detail.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{Stream, StreamExt, stream};
+    ///
+    /// let jobs = stream::iter(0..100u32).map(|n| Ok::<_, String>(async move { Ok::<_, String>(n) })).try_bounded(2, 0);
+    /// assert_eq!(jobs.get_ref().size_hint(), (100, Some(100)));
+    /// ```
+    pub fn get_ref(&self) -> &St {
+        self.inner.source()
+    }
+
+    /// Acquires a mutable reference to the source stream, if it is
+    /// `Unpin` (use [`get_pin_mut`](Self::get_pin_mut) otherwise).
+    ///
+    /// As [`BoundedBuffered::get_mut`], for a fallible stream: see there for
+    /// what it does in detail.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{Stream, StreamExt, stream};
+    ///
+    /// let mut jobs = stream::iter(0..100u32).map(|n| Ok::<_, String>(async move { Ok::<_, String>(n) })).try_bounded(2, 0);
+    /// assert_eq!(jobs.get_mut().size_hint(), (100, Some(100)));
+    /// ```
+    pub fn get_mut(&mut self) -> &mut St
+    where
+        St: Unpin,
+    {
+        self.inner.source_mut()
+    }
+
+    /// Acquires a pinned mutable reference to the source stream, whatever
+    /// it is.
+    ///
+    /// As [`BoundedBuffered::get_pin_mut`], for a fallible stream: see there for
+    /// what it does in detail.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::pin::Pin;
+    ///
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{Stream, StreamExt, stream};
+    ///
+    /// let mut jobs = stream::iter(0..100u32).map(|n| Ok::<_, String>(async move { Ok::<_, String>(n) })).try_bounded(2, 0);
+    /// assert_eq!(Pin::new(&mut jobs).get_pin_mut().size_hint(), (100, Some(100)));
+    /// ```
+    pub fn get_pin_mut(self: Pin<&mut Self>) -> Pin<&mut St> {
+        self.get_mut().inner.source_mut().as_mut()
+    }
+
+    /// Consumes the adapter and returns the source stream, if it is
+    /// `Unpin` (a source that is not is resumed in place with
+    /// [`reopen`](Self::reopen)).
+    ///
+    /// As [`BoundedBuffered::into_inner`], for a fallible stream: see there for
+    /// what it does in detail.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{Stream, StreamExt, stream};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let mut jobs = stream::iter(0..100u32).map(|n| Ok::<_, String>(async move { Ok::<_, String>(n) })).try_bounded(2, 1);
+    /// assert!(jobs.next().await.is_some());
+    /// // 2 started and 1 waiting were pulled besides the one handed out
+    /// // (4 in all); they are dropped, and the source resumes after them.
+    /// let rest = jobs.into_inner();
+    /// assert_eq!(rest.size_hint(), (96, Some(96)));
+    /// # });
+    /// ```
+    pub fn into_inner(self) -> St
+    where
+        St: Unpin,
+    {
+        *Pin::into_inner(self.inner.into_source())
+    }
+
+    /// Caps each key at `limit` running items: the stream's futures are
+    /// [`Keyed`](crate::Keyed) (nested in [`Weighted`](crate::Weighted)
+    /// or not), and at most `limit` items of one key run at once.
+    ///
+    /// As [`BoundedBuffered::per_key`], for a fallible stream: see there for
+    /// what it does in detail.
+    ///
+    /// # Panics
+    ///
+    /// If `limit` is 0, or if the stream has already been polled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::{BoundedStreamExt, Keyed};
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # futures::executor::block_on(async {
+    /// // 100 jobs of 4 tenants, at most 2 of one tenant at once.
+    /// let mut jobs = stream::iter(0..100u32).map(|n| Ok::<_, String>(Keyed::new(n % 4, async move { Ok::<_, String>(n) }))).try_bounded(6, 4).per_key(2);
+    /// let mut done = 0;
+    /// while jobs.next().await.is_some() {
+    ///     done += 1;
+    /// }
+    /// assert_eq!(done, 100);
+    /// # });
+    /// ```
+    #[track_caller]
+    pub fn per_key<Key>(self, limit: usize) -> TryBoundedBuffered<St, K, N, PerKey<Key>, W>
+    where
+        St::Ok: KeyOf<Key>,
+        Key: Hash + Eq + Clone + Send + Sync + Unpin + 'static,
+    {
+        let keys = PerKey::new(limit);
+        TryBoundedBuffered {
+            inner: self.inner.rebuilt("per_key", |engine| {
+                engine.readmit(|admission| Admission {
+                    keys,
+                    weights: admission.weights,
+                })
+            }),
+        }
+    }
+
+    /// Bounds the sum of the running items' weights, in addition to
+    /// `workers` (tokens in flight, test slots, bytes being processed):
+    /// the stream's futures are [`Weighted`](crate::Weighted).
+    ///
+    /// As [`BoundedBuffered::max_running_weight`], for a fallible stream: see there for
+    /// what it does in detail.
+    ///
+    /// # Panics
+    ///
+    /// If `max` is 0, or if the stream has already been polled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::{BoundedStreamExt, Weighted};
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # futures::executor::block_on(async {
+    /// // Weights 1 to 3 (`n % 3 + 1`): at most 4 in flight.
+    /// let mut jobs = stream::iter(0..100u32).map(|n| Ok::<_, String>(Weighted::new(u64::from(n % 3 + 1), async move { Ok::<_, String>(n) }))).try_bounded(8, 4).max_running_weight(4);
+    /// while jobs.next().await.is_some() {}
+    /// assert!(jobs.stats().peak_running_weight <= 4);
+    /// # });
+    /// ```
+    #[track_caller]
+    pub fn max_running_weight(self, max: u64) -> TryBoundedBuffered<St, K, N, Q, Weights>
+    where
+        St::Ok: WeightOf,
+    {
+        let max = weighted::running_budget(max);
+        TryBoundedBuffered {
+            inner: self.inner.rebuilt("max_running_weight", |engine| {
+                engine.readmit(|admission| Admission {
+                    keys: admission.keys,
+                    weights: admission.weights.into_weights().with_max_running(max),
+                })
+            }),
+        }
+    }
+
+    /// Bounds the sum of the waiting items' weights, in addition to the
+    /// `waiting` count: a byte budget for what is pulled ahead (eight
+    /// waiting places hold eight small ids or eight large documents;
+    /// this holds at most `max` bytes of them). The stream's futures are
+    /// [`Weighted`](crate::Weighted).
+    ///
+    /// As [`BoundedBuffered::max_waiting_weight`], for a fallible stream: see there for
+    /// what it does in detail.
+    ///
+    /// # Panics
+    ///
+    /// If `max` is 0, or if the stream has already been polled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::{BoundedStreamExt, Weighted};
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let mut jobs = stream::iter(0..100u32).map(|n| Ok::<_, String>(Weighted::new(u64::from(n % 3 + 1), async move { Ok::<_, String>(n) }))).try_bounded(2, 100).max_waiting_weight(6);
+    /// while jobs.next().await.is_some() {}
+    /// // At most 6 waiting, plus less than one item (weights 1 to 3).
+    /// assert!(jobs.stats().peak_waiting_weight < 6 + 3);
+    /// # });
+    /// ```
+    #[track_caller]
+    pub fn max_waiting_weight(self, max: u64) -> TryBoundedBuffered<St, K, N, Q, Weights>
+    where
+        St::Ok: WeightOf,
+    {
+        let max = weighted::waiting_budget(max);
+        TryBoundedBuffered {
+            inner: self.inner.rebuilt("max_waiting_weight", |engine| {
+                engine.readmit(|admission| Admission {
+                    keys: admission.keys,
+                    weights: admission.weights.into_weights().with_max_waiting(max),
+                })
+            }),
+        }
+    }
+
+    /// Publishes what [`stats`](Self::stats) and [`timings`](Self::timings)
+    /// report through the [`metrics`](https://docs.rs/metrics/0.24) facade,
+    /// to whatever exporter the application installed (Prometheus,
+    /// OpenTelemetry, StatsD), each series labelled `stream = name`.
+    ///
+    /// As [`BoundedBuffered::metrics`], for a fallible stream: see there for
+    /// what it does in detail.
+    ///
+    /// # Panics
+    ///
+    /// If the stream has already been polled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use std::collections::BTreeMap;
+    /// # use std::sync::{Arc, Mutex, atomic::{AtomicU64, Ordering}};
+    /// # use metrics::{Counter, Gauge, Histogram, Key, KeyName, Metadata, Recorder, SharedString, Unit};
+    /// # /// A recorder that keeps each counter's total, by name.
+    /// # #[derive(Default)]
+    /// # struct Totals(Mutex<BTreeMap<String, Arc<AtomicU64>>>);
+    /// # impl Totals {
+    /// #     fn get(&self, name: &str) -> u64 {
+    /// #         self.0.lock().unwrap()[name].load(Ordering::Relaxed)
+    /// #     }
+    /// # }
+    /// # impl Recorder for Totals {
+    /// #     fn describe_counter(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+    /// #     fn describe_gauge(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+    /// #     fn describe_histogram(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+    /// #     fn register_counter(&self, key: &Key, _: &Metadata<'_>) -> Counter {
+    /// #         let mut totals = self.0.lock().unwrap();
+    /// #         Counter::from_arc(Arc::clone(totals.entry(key.name().to_string()).or_default()))
+    /// #     }
+    /// #     fn register_gauge(&self, _: &Key, _: &Metadata<'_>) -> Gauge {
+    /// #         Gauge::noop()
+    /// #     }
+    /// #     fn register_histogram(&self, _: &Key, _: &Metadata<'_>) -> Histogram {
+    /// #         Histogram::noop()
+    /// #     }
+    /// # }
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # futures::executor::block_on(async {
+    /// // A service installs its exporter's recorder at startup; here, one of
+    /// // the test's own, for this thread only.
+    /// let recorder = Totals::default();
+    /// let jobs = stream::iter(0..100u32).map(|n| Ok::<_, String>(async move { Ok::<_, String>(n) })).try_bounded(4, 4);
+    /// let mut jobs = metrics::with_local_recorder(&recorder, || jobs.metrics("jobs"));
+    /// while jobs.next().await.is_some() {}
+    /// assert_eq!(recorder.get("bounded_completed_total"), 100);
+    /// assert_eq!(recorder.get("bounded_pulled_total"), jobs.stats().pulled);
+    /// # });
+    /// ```
+    #[cfg(feature = "metrics")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+    #[track_caller]
+    pub fn metrics(self, name: impl Into<metrics::SharedString>) -> Self {
+        Self {
+            inner: self.inner.metrics(name.into()),
+        }
+    }
+
+    /// The source and the engine, for the spawned mode, before the
+    /// first poll.
+    #[track_caller]
+    pub(crate) fn into_spawned(self) -> Spawning<St, FailFast, K, N, Q, W> {
+        self.inner.into_spawned()
+    }
+}
+
+impl<St, K, N, Q, W> TryBoundedBuffered<St, K, N, Q, W>
+where
+    St: TryFutureStream,
+    K: Clocking,
+    Q: KeyRule<St::Ok>,
+    W: WeightRule<St::Ok>,
+{
+    /// Lets `controller` set the `workers` limit from what the items show, as
+    /// [`BoundedBuffered::adaptive`] does; `classify` sees each future's
+    /// `Result` and gives it a [`Verdict`](crate::Verdict) (or a `bool`): an
+    /// `Err` that is back-pressure still ends the run.
+    ///
+    /// # Panics
+    ///
+    /// If the stream was already polled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    /// use std::time::Duration;
+    ///
+    /// use bounded_buffered::{Aimd, BoundedStreamExt};
+    /// use futures::{StreamExt, TryStreamExt, stream};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// // A service that answers 503 past 4 requests in flight: back-pressure,
+    /// // not a failure of the run (an `Err` would end it).
+    /// let in_flight = Arc::new(AtomicUsize::new(0));
+    /// let call = move |_| {
+    ///     let in_flight = Arc::clone(&in_flight);
+    ///     Ok::<_, String>(async move {
+    ///         if in_flight.fetch_add(1, SeqCst) >= 4 {
+    ///             in_flight.fetch_sub(1, SeqCst);
+    ///             return Ok(503u16);
+    ///         }
+    ///         tokio::time::sleep(Duration::from_millis(10)).await;
+    ///         in_flight.fetch_sub(1, SeqCst);
+    ///         Ok(200)
+    ///     })
+    /// };
+    /// let mut replies = stream::iter(0..1_000)
+    ///     .map(call)
+    ///     .try_bounded(1, 0)
+    ///     .adaptive(Aimd::new(1, 64), |reply: &Result<u16, String>| matches!(reply, Ok(503)))
+    ///     .clock(|| tokio::time::Instant::now().into_std());
+    /// let limits = replies.limits();
+    /// while replies.try_next().await.expect("no item fails").is_some() {}
+    /// assert_eq!(limits.workers(), 4);
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn adaptive<C, F>(
+        self,
+        controller: C,
+        classify: F,
+    ) -> TryBoundedBuffered<St, Clocked, N, Q, W>
+    where
+        C: Controller,
+        F: Classify<Result<<St::Ok as TryFuture>::Ok, St::Error>>,
+    {
+        TryBoundedBuffered {
+            inner: self
+                .inner
+                .rebuilt("adaptive", |engine| engine.adaptive(controller, classify)),
+        }
+    }
+}
