@@ -104,7 +104,7 @@ impl<R: Types> InPlace<R> {
     #[track_caller]
     pub(crate) fn into_spawned(self) -> (Pin<Box<R::Source>>, Engine<R>) {
         assert!(
-            self.engine.is_new(),
+            self.engine.life().is_new(),
             "a stream can change mode only before it is first polled"
         );
         let mut engine = self.engine;
@@ -124,7 +124,7 @@ impl<R: Types> InPlace<R> {
             .field("workers", &budgets.workers)
             .field("waiting", &budgets.waiting)
             .field("window", &budgets.window)
-            .field("state", &self.engine.state())
+            .field("state", &self.engine.life().state())
             .field("stats", &self.engine.stats())
             .finish_non_exhaustive()
     }
@@ -144,7 +144,7 @@ impl<R: Types> InPlace<R> {
     /// See `close`: also wakes the task that last polled the stream, so a
     /// stream waiting only on its source ends without another wake.
     pub(crate) fn close(&self) {
-        self.engine.close();
+        self.engine.life().close();
         self.slots.wake_consumer();
     }
 
@@ -152,7 +152,7 @@ impl<R: Types> InPlace<R> {
     /// `close`, so the run can go on (spawned drops it at `close`).
     #[track_caller]
     pub(crate) fn reopen(&mut self) {
-        self.engine.reopen();
+        self.engine.life_mut().reopen();
     }
 
     pub(crate) fn stats(&self) -> Stats {
@@ -180,7 +180,7 @@ impl<R: Types> InPlace<R> {
     }
 
     pub(crate) fn is_terminated(&self) -> bool {
-        self.engine.has_ended()
+        self.engine.life().has_ended()
     }
 }
 

@@ -7,20 +7,17 @@ use std::hash::Hash;
 use std::pin::Pin;
 use std::time::Instant;
 
-use futures_core::Future;
-
 use super::{BoundedBuffered, Spawning};
-use crate::adaptive::{Classify, Controller};
-use crate::admission::{
-    Admission, KeyOf, KeyRule, PerKey, WeightOf, WeightRule, Weights, weighted,
-};
+use crate::admission::{KeyOf, KeyRule, PerKey, WeightOf, WeightRule, Weights, weighted};
 use crate::clock::{Clocked, Clocking};
 use crate::engine::Engine;
 use crate::failure::Outputs;
 use crate::items::FutureStream;
 use crate::limits::Limits;
+use crate::spawn::{Spawnable, Spawned, Spawner};
 use crate::stats::Stats;
 use crate::timings::Timings;
+use futures_core::Stream;
 
 impl<St: FutureStream, K: Clocking, N, Q: KeyRule<St::Item>, W: WeightRule<St::Item>>
     BoundedBuffered<St, K, N, Q, W>
@@ -439,12 +436,7 @@ impl<St: FutureStream, K: Clocking, N, Q: KeyRule<St::Item>, W: WeightRule<St::I
     {
         let keys = PerKey::new(limit);
         BoundedBuffered {
-            inner: self.inner.rebuilt("per_key", |engine| {
-                engine.readmit(|admission| Admission {
-                    keys,
-                    weights: admission.weights,
-                })
-            }),
+            inner: self.inner.rebuilt("per_key", |engine| engine.key(keys)),
         }
     }
 
@@ -489,10 +481,7 @@ impl<St: FutureStream, K: Clocking, N, Q: KeyRule<St::Item>, W: WeightRule<St::I
         let max = weighted::running_budget(max);
         BoundedBuffered {
             inner: self.inner.rebuilt("max_running_weight", |engine| {
-                engine.readmit(|admission| Admission {
-                    keys: admission.keys,
-                    weights: admission.weights.into_weights().with_max_running(max),
-                })
+                engine.weigh(|weights| weights.with_max_running(max))
             }),
         }
     }
@@ -538,10 +527,7 @@ impl<St: FutureStream, K: Clocking, N, Q: KeyRule<St::Item>, W: WeightRule<St::I
         let max = weighted::waiting_budget(max);
         BoundedBuffered {
             inner: self.inner.rebuilt("max_waiting_weight", |engine| {
-                engine.readmit(|admission| Admission {
-                    keys: admission.keys,
-                    weights: admission.weights.into_weights().with_max_waiting(max),
-                })
+                engine.weigh(|weights| weights.with_max_waiting(max))
             }),
         }
     }
@@ -664,100 +650,66 @@ impl<St: FutureStream, K: Clocking, N, Q: KeyRule<St::Item>, W: WeightRule<St::I
         }
     }
 
+    /// Runs the same budgets with the futures in worker tasks on `executor`,
+    /// so they make progress while the consumer is busy elsewhere, and run in
+    /// parallel on a multi-threaded executor.
+    ///
+    /// The returned [`Spawned`] stream yields the same outputs under the same
+    /// budgets as this stream would; outputs the consumer has not taken stop the
+    /// workers, and so the pulling. Nothing is spawned until the first poll;
+    /// then worker tasks are spawned as items need them, never more than
+    /// `workers` (so `bounded(usize::MAX, q)` works), and pull from the source
+    /// themselves. Dropping the stream cancels them all, and a panic in a task
+    /// is re-raised by the stream. Contract points 16 to 20 of the [crate
+    /// documentation](crate#what-the-adapter-guarantees) say exactly what
+    /// holds.
+    ///
+    /// Everything set on this stream carries over: the failure policy
+    /// ([`try_bounded`](crate::BoundedStreamExt::try_bounded) fails fast in the
+    /// tasks, point 21), the window, [`max_wait`](Self::max_wait) (checked by
+    /// the task that picks an item up), [`timed`](Self::timed) (read with
+    /// [`Spawned::timings`]), the [`clock`](Self::clock), the
+    /// [`adaptive`](Self::adaptive) controller (fed by the task that completes
+    /// an item), a [`close`](Self::close), any [`Limits`] handle taken
+    /// already, and `.metrics(name)` (feature `metrics`: published at the end
+    /// of each lock section). With the feature `tracing`, the span current
+    /// here is entered by the tasks while they poll (contract point 30).
+    ///
+    /// # Panics
+    ///
+    /// If the stream was already polled: its in-flight work cannot move.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+    /// # async fn main() {
+    /// let handle = tokio::runtime::Handle::current();
+    /// let squares: Vec<u64> = stream::iter(1..=5u64)
+    ///     .map(|n| async move { n * n }) // runs on the runtime's worker threads
+    ///     .bounded(2, 2)
+    ///     .ordered(4)
+    ///     .spawn_on(handle)
+    ///     .collect()
+    ///     .await;
+    /// assert_eq!(squares, [1, 4, 9, 16, 25]);
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn spawn_on<E: Spawner>(self, executor: E) -> Spawned<<Self as Stream>::Item>
+    where
+        Self: Spawnable,
+    {
+        Spawnable::spawn(self, Box::new(executor))
+    }
+
     /// The source and the engine, for the spawned mode, before the
     /// first poll.
     #[track_caller]
     pub(crate) fn into_spawned(self) -> Spawning<St, Outputs, K, N, Q, W> {
         self.inner.into_spawned()
-    }
-}
-
-impl<St, K, N, Q, W> BoundedBuffered<St, K, N, Q, W>
-where
-    St: FutureStream,
-    K: Clocking,
-    Q: KeyRule<St::Item>,
-    W: WeightRule<St::Item>,
-{
-    /// Lets `controller` set the `workers` limit from what the items show: each
-    /// item's run time (start to completion, on the stream's
-    /// [`clock`](Self::clock)), the [`Verdict`](crate::Verdict) `classify` gives its output
-    /// (success, back-pressure such as an HTTP 429 or 503, or ignore), and
-    /// whether the limit was reached. `classify` may return a `bool` instead,
-    /// `true` meaning back-pressure. An ignored output, and an item that never
-    /// completes (expired, or cancelled by fail fast, `close` or drop), is not
-    /// heard of: it feeds neither the run times nor the back-pressure. The
-    /// limit the controller returns applies at once, as a
-    /// [`Limits`](crate::Limits) handle's would. [`Aimd`](crate::Aimd) is the
-    /// controller the crate ships; [`Controller`] lets you plug in your own.
-    ///
-    /// The controller's [`initial`](Controller::initial) limit replaces the
-    /// `workers` given to `bounded`; [`limits`](Self::limits) shows the current
-    /// value. The controller owns `workers`: a handle's `set_workers` lasts
-    /// until its next decision (`set_waiting` is the handle's alone). A limit
-    /// of 0 from a controller is taken as 1, since only a completion could
-    /// raise it again. The clock is read once per `poll_next` that starts or
-    /// completes an item; the stream allocates nothing per item for this.
-    /// Must be called before the first poll.
-    ///
-    /// # Panics
-    ///
-    /// If the stream was already polled.
-    ///
-    /// # Examples
-    ///
-    /// A service that answers "busy" past 8 requests in flight:
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-    /// use std::time::Duration;
-    ///
-    /// use bounded_buffered::{Aimd, BoundedStreamExt};
-    /// use futures::{StreamExt, stream};
-    ///
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// let in_flight = Arc::new(AtomicUsize::new(0));
-    /// let call = move |_| {
-    ///     let in_flight = Arc::clone(&in_flight);
-    ///     async move {
-    ///         if in_flight.fetch_add(1, SeqCst) >= 8 {
-    ///             in_flight.fetch_sub(1, SeqCst);
-    ///             return Err("busy");
-    ///         }
-    ///         tokio::time::sleep(Duration::from_millis(10)).await;
-    ///         in_flight.fetch_sub(1, SeqCst);
-    ///         Ok(())
-    ///     }
-    /// };
-    /// let mut replies = stream::iter(0..2_000)
-    ///     .map(call)
-    ///     .bounded(1, 0)
-    ///     .adaptive(Aimd::new(1, 100), |reply: &Result<(), &str>| reply.is_err())
-    ///     .clock(|| tokio::time::Instant::now().into_std());
-    /// let limits = replies.limits();
-    /// let mut busy = 0;
-    /// while let Some(reply) = replies.next().await {
-    ///     busy += usize::from(reply.is_err());
-    /// }
-    /// // The service gives no warning before it refuses (its run time never
-    /// // rises): the limit finds 8 from the refusals, and each probe of 9
-    /// // now and then costs one "busy" answer (19 of 2,000 here).
-    /// assert!(busy <= 20, "{busy}");
-    /// assert_eq!(limits.workers(), 8);
-    /// # }
-    /// ```
-    #[track_caller]
-    pub fn adaptive<C, F>(self, controller: C, classify: F) -> BoundedBuffered<St, Clocked, N, Q, W>
-    where
-        C: Controller,
-        F: Classify<<St::Item as Future>::Output>,
-    {
-        BoundedBuffered {
-            inner: self
-                .inner
-                .rebuilt("adaptive", |engine| engine.adaptive(controller, classify)),
-        }
     }
 }

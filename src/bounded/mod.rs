@@ -28,27 +28,24 @@
 //! ever pinned in place, so both types are `Unpin` whatever the source and
 //! its futures are.
 
+mod adaptive;
 mod drive;
+mod forms;
 mod methods;
 mod try_methods;
-mod unstarted;
 
 use std::convert::Infallible;
 use std::fmt;
 use std::pin::Pin;
-use std::task::{Context, Poll};
-
-use futures_core::stream::{FusedStream, Stream};
-use futures_core::{Future, TryFuture};
 
 pub(crate) use self::drive::InPlace;
 use crate::admission::{Admission, KeyRule, Unkeyed, Unweighted, WeightRule};
 use crate::clock::{Clocking, Untimed};
-use crate::engine::{Engine, Of, Types};
-use crate::expiry::Expired;
+use crate::engine::{Engine, Of};
 use crate::failure::{FailFast, Outputs};
 use crate::items::{FutureStream, TryFutureStream};
-use crate::shed::{NotRun, Rejected};
+#[cfg(doc)]
+use crate::{clock::Clocked, expiry::Expired};
 
 /// Stream for the [`bounded`](crate::BoundedStreamExt::bounded) method.
 ///
@@ -77,13 +74,13 @@ where
 /// the outer `Err` ends the run, an expired item does not. See [Failure and
 /// shutdown](crate#failure-and-shutdown).
 #[must_use = "streams do nothing unless polled"]
-pub struct TryBoundedBuffered<St, K = Untimed, N = Infallible, Q = Unkeyed, W = Unweighted>
-where
+pub struct TryBoundedBuffered<
     St: TryFutureStream,
-    K: Clocking,
-    Q: KeyRule<St::Ok>,
-    W: WeightRule<St::Ok>,
-{
+    K: Clocking = Untimed,
+    N = Infallible,
+    Q: KeyRule<St::Ok> = Unkeyed,
+    W: WeightRule<St::Ok> = Unweighted,
+> {
     inner: Driven<St, FailFast, K, N, Q, W>,
 }
 
@@ -125,128 +122,10 @@ where
     }
 }
 
-impl<St, K, N, Q, W> fmt::Debug for TryBoundedBuffered<St, K, N, Q, W>
-where
-    St: TryFutureStream + fmt::Debug,
-    K: Clocking,
-    Q: KeyRule<St::Ok>,
-    W: WeightRule<St::Ok>,
+impl<St: TryFutureStream + fmt::Debug, K: Clocking, N, Q: KeyRule<St::Ok>, W: WeightRule<St::Ok>>
+    fmt::Debug for TryBoundedBuffered<St, K, N, Q, W>
 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.inner.fmt_as("TryBoundedBuffered", f)
     }
-}
-
-/// `Stream` and `FusedStream` for one form of a stream type: its item spelled
-/// out, and how what the core settles becomes that item.
-macro_rules! stream_impl {
-    (
-        $Stream:ident<$N:ty> where St: $Bound:ident, F = $F:ty, P = $P:ty,
-        type Item = $Item:ty;
-        $settled:ident => $item:expr
-    ) => {
-        // The item is spelled in the source's own types on purpose: that is
-        // what a reader of the docs sees, instead of an alias to look up.
-        #[allow(clippy::type_complexity)]
-        impl<St, K, Q, W> Stream for $Stream<St, K, $N, Q, W>
-        where
-            St: $Bound,
-            K: Clocking,
-            Q: KeyRule<$F>,
-            W: WeightRule<$F>,
-        {
-            type Item = $Item;
-
-            fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<$Item>> {
-                self.inner.poll_next(cx, Self::item)
-            }
-
-            fn size_hint(&self) -> (usize, Option<usize>) {
-                self.inner.size_hint()
-            }
-        }
-
-        impl<St, K, Q, W> FusedStream for $Stream<St, K, $N, Q, W>
-        where
-            St: $Bound,
-            K: Clocking,
-            Q: KeyRule<$F>,
-            W: WeightRule<$F>,
-        {
-            fn is_terminated(&self) -> bool {
-                self.inner.is_terminated()
-            }
-        }
-
-        #[allow(clippy::type_complexity)]
-        impl<St, K, Q, W> $Stream<St, K, $N, Q, W>
-        where
-            St: $Bound,
-            K: Clocking,
-            Q: KeyRule<$F>,
-            W: WeightRule<$F>,
-        {
-            /// What the core settled, as this form yields it.
-            #[inline(always)]
-            pub(crate) fn item(
-                $settled: <Of<St, $P, K, $N, Admission<Q, W>> as Types>::Item,
-            ) -> $Item {
-                $item
-            }
-        }
-    };
-}
-
-stream_impl! {
-    BoundedBuffered<Infallible> where St: FutureStream, F = St::Item, P = Outputs,
-    type Item = <St::Item as Future>::Output;
-    settled => match settled {
-        Ok(output) => output,
-        Err(never) => match never {},
-    }
-}
-
-stream_impl! {
-    BoundedBuffered<Expired<St::Item>> where St: FutureStream, F = St::Item, P = Outputs,
-    type Item = Result<<St::Item as Future>::Output, Expired<St::Item>>;
-    settled => settled
-}
-
-stream_impl! {
-    TryBoundedBuffered<Infallible> where St: TryFutureStream, F = St::Ok, P = FailFast,
-    type Item = Result<<St::Ok as TryFuture>::Ok, St::Error>;
-    settled => settled.map(|outcome| match outcome {
-        Ok(output) => output,
-        Err(never) => match never {},
-    })
-}
-
-stream_impl! {
-    TryBoundedBuffered<Expired<St::Ok>> where St: TryFutureStream, F = St::Ok, P = FailFast,
-    type Item = Result<Result<<St::Ok as TryFuture>::Ok, Expired<St::Ok>>, St::Error>;
-    settled => settled
-}
-
-stream_impl! {
-    BoundedBuffered<Rejected<St::Item>> where St: FutureStream, F = St::Item, P = Outputs,
-    type Item = Result<<St::Item as Future>::Output, Rejected<St::Item>>;
-    settled => settled
-}
-
-stream_impl! {
-    BoundedBuffered<NotRun<St::Item>> where St: FutureStream, F = St::Item, P = Outputs,
-    type Item = Result<<St::Item as Future>::Output, NotRun<St::Item>>;
-    settled => settled
-}
-
-stream_impl! {
-    TryBoundedBuffered<Rejected<St::Ok>> where St: TryFutureStream, F = St::Ok, P = FailFast,
-    type Item = Result<Result<<St::Ok as TryFuture>::Ok, Rejected<St::Ok>>, St::Error>;
-    settled => settled
-}
-
-stream_impl! {
-    TryBoundedBuffered<NotRun<St::Ok>> where St: TryFutureStream, F = St::Ok, P = FailFast,
-    type Item = Result<Result<<St::Ok as TryFuture>::Ok, NotRun<St::Ok>>, St::Error>;
-    settled => settled
 }

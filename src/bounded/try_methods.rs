@@ -6,22 +6,19 @@ use std::hash::Hash;
 use std::pin::Pin;
 use std::time::Instant;
 
-use futures_core::TryFuture;
-
 #[cfg(doc)]
 use super::BoundedBuffered;
 use super::{Spawning, TryBoundedBuffered};
-use crate::adaptive::{Classify, Controller};
-use crate::admission::{
-    Admission, KeyOf, KeyRule, PerKey, WeightOf, WeightRule, Weights, weighted,
-};
+use crate::admission::{KeyOf, KeyRule, PerKey, WeightOf, WeightRule, Weights, weighted};
 use crate::clock::{Clocked, Clocking};
 use crate::engine::Engine;
 use crate::failure::FailFast;
 use crate::items::TryFutureStream;
 use crate::limits::Limits;
+use crate::spawn::{Spawnable, Spawned, Spawner};
 use crate::stats::Stats;
 use crate::timings::Timings;
+use futures_core::Stream;
 
 impl<St: TryFutureStream, K: Clocking, N, Q: KeyRule<St::Ok>, W: WeightRule<St::Ok>>
     TryBoundedBuffered<St, K, N, Q, W>
@@ -393,12 +390,7 @@ impl<St: TryFutureStream, K: Clocking, N, Q: KeyRule<St::Ok>, W: WeightRule<St::
     {
         let keys = PerKey::new(limit);
         TryBoundedBuffered {
-            inner: self.inner.rebuilt("per_key", |engine| {
-                engine.readmit(|admission| Admission {
-                    keys,
-                    weights: admission.weights,
-                })
-            }),
+            inner: self.inner.rebuilt("per_key", |engine| engine.key(keys)),
         }
     }
 
@@ -434,10 +426,7 @@ impl<St: TryFutureStream, K: Clocking, N, Q: KeyRule<St::Ok>, W: WeightRule<St::
         let max = weighted::running_budget(max);
         TryBoundedBuffered {
             inner: self.inner.rebuilt("max_running_weight", |engine| {
-                engine.readmit(|admission| Admission {
-                    keys: admission.keys,
-                    weights: admission.weights.into_weights().with_max_running(max),
-                })
+                engine.weigh(|weights| weights.with_max_running(max))
             }),
         }
     }
@@ -476,10 +465,7 @@ impl<St: TryFutureStream, K: Clocking, N, Q: KeyRule<St::Ok>, W: WeightRule<St::
         let max = weighted::waiting_budget(max);
         TryBoundedBuffered {
             inner: self.inner.rebuilt("max_waiting_weight", |engine| {
-                engine.readmit(|admission| Admission {
-                    keys: admission.keys,
-                    weights: admission.weights.into_weights().with_max_waiting(max),
-                })
+                engine.weigh(|weights| weights.with_max_waiting(max))
             }),
         }
     }
@@ -548,81 +534,63 @@ impl<St: TryFutureStream, K: Clocking, N, Q: KeyRule<St::Ok>, W: WeightRule<St::
         }
     }
 
+    /// Runs the same budgets with the futures in worker tasks on `executor`,
+    /// failing fast there as in place.
+    ///
+    /// As [`BoundedBuffered::spawn_on`], for a fallible stream: see there for
+    /// what it does in detail. The first error, in a task or from the source,
+    /// cancels every task at once (contract point 21).
+    ///
+    /// # Panics
+    ///
+    /// If the stream was already polled: its in-flight work cannot move.
+    ///
+    /// # Examples
+    ///
+    /// The error ends the run while the slow first item still runs (it is
+    /// cancelled, not waited for).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{StreamExt, TryStreamExt, stream};
+    ///
+    /// # #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+    /// # async fn main() {
+    /// let saved: Result<Vec<u32>, String> = stream::iter(0..100u32)
+    ///     .map(|n| {
+    ///         Ok(async move {
+    ///             match n {
+    ///                 0 => {
+    ///                     tokio::time::sleep(Duration::from_secs(3600)).await;
+    ///                     Ok(n)
+    ///                 }
+    ///                 3 => Err(format!("item {n} failed")),
+    ///                 _ => Ok(n),
+    ///             }
+    ///         })
+    ///     })
+    ///     .try_bounded(4, 4)
+    ///     .ordered(8)
+    ///     .spawn_on(tokio::runtime::Handle::current())
+    ///     .try_collect()
+    ///     .await;
+    /// assert_eq!(saved, Err("item 3 failed".to_string()));
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn spawn_on<E: Spawner>(self, executor: E) -> Spawned<<Self as Stream>::Item>
+    where
+        Self: Spawnable,
+    {
+        Spawnable::spawn(self, Box::new(executor))
+    }
+
     /// The source and the engine, for the spawned mode, before the
     /// first poll.
     #[track_caller]
     pub(crate) fn into_spawned(self) -> Spawning<St, FailFast, K, N, Q, W> {
         self.inner.into_spawned()
-    }
-}
-
-impl<St, K, N, Q, W> TryBoundedBuffered<St, K, N, Q, W>
-where
-    St: TryFutureStream,
-    K: Clocking,
-    Q: KeyRule<St::Ok>,
-    W: WeightRule<St::Ok>,
-{
-    /// Lets `controller` set the `workers` limit from what the items show, as
-    /// [`BoundedBuffered::adaptive`] does; `classify` sees each future's
-    /// `Result` and gives it a [`Verdict`](crate::Verdict) (or a `bool`): an
-    /// `Err` that is back-pressure still ends the run.
-    ///
-    /// # Panics
-    ///
-    /// If the stream was already polled.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-    /// use std::time::Duration;
-    ///
-    /// use bounded_buffered::{Aimd, BoundedStreamExt};
-    /// use futures::{StreamExt, TryStreamExt, stream};
-    ///
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// // A service that answers 503 past 4 requests in flight: back-pressure,
-    /// // not a failure of the run (an `Err` would end it).
-    /// let in_flight = Arc::new(AtomicUsize::new(0));
-    /// let call = move |_| {
-    ///     let in_flight = Arc::clone(&in_flight);
-    ///     Ok::<_, String>(async move {
-    ///         if in_flight.fetch_add(1, SeqCst) >= 4 {
-    ///             in_flight.fetch_sub(1, SeqCst);
-    ///             return Ok(503u16);
-    ///         }
-    ///         tokio::time::sleep(Duration::from_millis(10)).await;
-    ///         in_flight.fetch_sub(1, SeqCst);
-    ///         Ok(200)
-    ///     })
-    /// };
-    /// let mut replies = stream::iter(0..1_000)
-    ///     .map(call)
-    ///     .try_bounded(1, 0)
-    ///     .adaptive(Aimd::new(1, 64), |reply: &Result<u16, String>| matches!(reply, Ok(503)))
-    ///     .clock(|| tokio::time::Instant::now().into_std());
-    /// let limits = replies.limits();
-    /// while replies.try_next().await.expect("no item fails").is_some() {}
-    /// assert_eq!(limits.workers(), 4);
-    /// # }
-    /// ```
-    #[track_caller]
-    pub fn adaptive<C, F>(
-        self,
-        controller: C,
-        classify: F,
-    ) -> TryBoundedBuffered<St, Clocked, N, Q, W>
-    where
-        C: Controller,
-        F: Classify<Result<<St::Ok as TryFuture>::Ok, St::Error>>,
-    {
-        TryBoundedBuffered {
-            inner: self
-                .inner
-                .rebuilt("adaptive", |engine| engine.adaptive(controller, classify)),
-        }
     }
 }

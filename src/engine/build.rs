@@ -14,7 +14,9 @@ use super::Engine;
 use super::life::Life;
 use super::spec::{Of, Types};
 use crate::adaptive::{Adjust, Classify, Controller};
-use crate::admission::{Admission, Admits, Unkeyed, Unweighted};
+use crate::admission::{
+    Admission, Admits, KeyRule, Unkeyed, Unweighted, WeightOf, WeightRule, Weights,
+};
 use crate::budget::Budgets;
 use crate::clock::{Clocked, Clocking, Untimed};
 use crate::failure::Policy;
@@ -22,6 +24,9 @@ use crate::held::Held;
 use crate::observe::Metrics;
 use crate::shed::Shed;
 use crate::stats::Stats;
+
+/// An engine with these key and weight rules.
+type Admitted<S, P, K, N, Q, W> = Engine<Of<S, P, K, N, Admission<Q, W>>>;
 
 /// The admission of a stream without keys or weights.
 pub(crate) type Plain = Admission<Unkeyed, Unweighted>;
@@ -215,5 +220,36 @@ where
             }
         }
         engine
+    }
+}
+
+impl<S, P, K, N, Q, W> Engine<Of<S, P, K, N, Admission<Q, W>>>
+where
+    S: Stream,
+    P: Policy<S>,
+    K: Clocking,
+    Q: KeyRule<P::Job>,
+    W: WeightRule<P::Job>,
+{
+    /// See `per_key`: these keys' rule, the weights as they were.
+    pub(crate) fn key<Q2: KeyRule<P::Job>>(self, keys: Q2) -> Admitted<S, P, K, N, Q2, W> {
+        self.readmit(|admission| Admission {
+            keys,
+            weights: admission.weights,
+        })
+    }
+
+    /// See the weight budgets: `budget` sets one, the keys as they were.
+    pub(crate) fn weigh(
+        self,
+        budget: impl FnOnce(Weights) -> Weights,
+    ) -> Admitted<S, P, K, N, Q, Weights>
+    where
+        P::Job: WeightOf,
+    {
+        self.readmit(|admission| Admission {
+            keys: admission.keys,
+            weights: budget(admission.weights.into_weights()),
+        })
     }
 }

@@ -54,12 +54,11 @@ use std::collections::VecDeque;
 use std::sync::{Arc, OnceLock};
 
 pub(crate) use self::io::{Discarded, Io, Pulled};
-pub(crate) use self::life::State;
+pub(crate) use self::life::{Life, State};
 pub(crate) use self::settle::Ending;
 pub(crate) use self::spec::{Of, Outcome, SendSpec, Spec, Stamp, Started, Types};
 pub(crate) use self::start::{Start, Step};
 
-use self::life::Life;
 use crate::adaptive::Adjust;
 use crate::budget::Budgets;
 use crate::clock::Clocking;
@@ -121,19 +120,15 @@ impl<R: Types> Engine<R> {
         self.budgets
     }
 
-    /// Where the run is.
-    pub(crate) fn state(&self) -> State {
-        self.life.state()
+    /// Where the run is, and whether its source may be pulled.
+    pub(crate) fn life(&self) -> &Life {
+        &self.life
     }
 
-    /// Whether builder methods may still be called.
-    pub(crate) fn is_new(&self) -> bool {
-        self.life.is_new()
-    }
-
-    /// The first poll (or, spawned, the first lock section after it).
-    pub(crate) fn begin(&mut self) {
-        self.life.begin();
+    /// The same, to move the run along (the first poll, `close`, `reopen`;
+    /// spawned, a pending source's wake).
+    pub(crate) fn life_mut(&mut self) -> &mut Life {
+        &mut self.life
     }
 
     /// See [`Life::enter_poll`](life::Life::enter_poll): the in-place
@@ -155,38 +150,6 @@ impl<R: Types> Engine<R> {
     #[inline(always)]
     pub(crate) fn begin_section(&mut self) {
         self.clock.begin_poll();
-    }
-
-    /// Whether the stream returned `None`.
-    pub(crate) fn has_ended(&self) -> bool {
-        self.life.has_ended()
-    }
-
-    /// Whether the source may be pulled now.
-    #[inline(always)]
-    pub(crate) fn may_pull(&self) -> bool {
-        self.life.may_pull()
-    }
-
-    /// The source returned `Pending` to a pull made outside the engine's
-    /// questions; spawned: whoever it wakes was polled again.
-    pub(crate) fn source_woke(&mut self) {
-        self.life.source_woke();
-    }
-
-    /// See `close`: nothing more is pulled.
-    pub(crate) fn close(&self) {
-        self.life.close();
-    }
-
-    pub(crate) fn is_closed(&self) -> bool {
-        self.life.is_closed()
-    }
-
-    /// See `reopen`.
-    #[track_caller]
-    pub(crate) fn reopen(&mut self) {
-        self.life.reopen();
     }
 }
 

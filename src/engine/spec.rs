@@ -114,32 +114,26 @@ pub(crate) type Started<R> = (
     <<R as Types>::Admission as Admits<<R as Types>::Job>>::Ticket,
 );
 
-/// The spawned driver's [`Spec`]: every type crosses threads.
-pub(crate) trait SendSpec:
-    Spec<
-        Source: Send + 'static,
-        Future: Send + 'static,
-        Output: Send + 'static,
-        Ok: Send + 'static,
-        Error: Send + 'static,
-        Unstarted: Send + 'static,
-        Item: Send + 'static,
-    > + 'static
-{
+/// `SendSpec`, the spawned driver's [`Spec`], where every type crosses
+/// threads: the bounds written once, for the trait and its one impl.
+macro_rules! send_spec {
+    ($($bounds:tt)*) => {
+        /// The spawned driver's [`Spec`]: every type crosses threads.
+        pub(crate) trait SendSpec: Spec<$($bounds)*> + 'static {}
+
+        impl<R: Spec<$($bounds)*> + 'static> SendSpec for R {}
+    };
 }
 
-impl<R> SendSpec for R where
-    R: Spec<
-            Source: Send + 'static,
-            Future: Send + 'static,
-            Output: Send + 'static,
-            Ok: Send + 'static,
-            Error: Send + 'static,
-            Unstarted: Send + 'static,
-            Item: Send + 'static,
-        > + 'static
-{
-}
+send_spec!(
+    Source: Send + 'static,
+    Future: Send + 'static,
+    Output: Send + 'static,
+    Ok: Send + 'static,
+    Error: Send + 'static,
+    Unstarted: Send + 'static,
+    Item: Send + 'static,
+);
 
 /// [`Types`] for a stream of source `S`, failure policy `P`, clocking `K`,
 /// unstarted items `N` and admission `A`. Holds nothing: a marker that is

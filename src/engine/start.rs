@@ -206,16 +206,16 @@ impl<R: Spec> Engine<R> {
             return false;
         }
         if !Self::ADMITTED {
-            return !self.waiting.is_empty() || self.may_pull();
+            return !self.waiting.is_empty() || self.life.may_pull();
         }
         self.pick(None).is_some()
-            || (self.may_pull() && (self.may_queue_admitted() || self.may_shed()))
+            || (self.life.may_pull() && (self.may_queue_admitted() || self.may_shed()))
     }
 
     /// Whether one more item may be pulled ahead now: a waiting place free,
     /// or (shedding) the queue full with rejections left.
     pub(crate) fn may_pull_ahead(&self) -> bool {
-        if !self.may_pull() {
+        if !self.life.may_pull() {
             return false;
         }
         if !Self::ADMITTED {

@@ -163,7 +163,6 @@ mod state;
 mod tasks;
 mod worker;
 
-use std::convert::Infallible;
 use std::fmt;
 use std::panic;
 use std::pin::Pin;
@@ -173,15 +172,11 @@ use futures_core::stream::{FusedStream, Stream};
 
 use self::shared::{Consumer, Shared};
 use self::state::Handout;
-use crate::admission::{KeyRule, WeightRule};
+#[cfg(doc)]
 use crate::bounded::{BoundedBuffered, TryBoundedBuffered};
 use crate::budget::Budgets;
-use crate::clock::Clocking;
 use crate::engine::{Engine, SendSpec};
-use crate::expiry::Expired;
-use crate::items::{FutureStream, SendFutureStream, SendTryFutureStream, TryFutureStream};
 use crate::limits::{Limits, Signal};
-use crate::shed::{NotRun, Rejected};
 use crate::stats::Stats;
 use crate::sync::Arc;
 use crate::timings::Timings;
@@ -190,7 +185,7 @@ use crate::timings::Timings;
 pub use self::spawner::SmolGlobal;
 pub use self::spawner::Spawner;
 
-mod sealed {
+pub(crate) mod sealed {
     pub trait Sealed {}
 }
 
@@ -211,163 +206,10 @@ pub trait Spawnable: Stream + sealed::Sealed {
     fn spawn(self, executor: Box<dyn Spawner>) -> Spawned<Self::Item>;
 }
 
-/// `spawn_on`, for both stream types.
-macro_rules! spawn_on {
-    ($Stream:ident, $Bound:ident, $F:ty) => {
-        impl<St, K, N, Q, W> $Stream<St, K, N, Q, W>
-        where
-            St: $Bound,
-            K: Clocking,
-            Q: KeyRule<$F>,
-            W: WeightRule<$F>,
-        {
-            /// Runs the same budgets with the futures in worker tasks on `executor`,
-            /// so they make progress while the consumer is busy elsewhere, and run in
-            /// parallel on a multi-threaded executor.
-            ///
-            /// The returned [`Spawned`] stream yields the same outputs under the same
-            /// budgets as this stream would; outputs the consumer has not taken stop the
-            /// workers, and so the pulling. Nothing is spawned until the first poll;
-            /// then worker tasks are spawned as items need them, never more than
-            /// `workers` (so `bounded(usize::MAX, q)` works), and pull from the source
-            /// themselves. Dropping the stream cancels them all, and a panic in a task
-            /// is re-raised by the stream. Contract points 16 to 20 of the [crate
-            /// documentation](crate#what-the-adapter-guarantees) say exactly what
-            /// holds.
-            ///
-            /// Everything set on this stream carries over: the failure policy
-            /// ([`try_bounded`](crate::BoundedStreamExt::try_bounded) fails fast in the
-            /// tasks, point 21), the window, [`max_wait`](Self::max_wait) (checked by
-            /// the task that picks an item up), [`timed`](Self::timed) (read with
-            /// [`Spawned::timings`]), the [`clock`](Self::clock), the
-            /// [`adaptive`](Self::adaptive) controller (fed by the task that completes
-            /// an item), a [`close`](Self::close), any [`Limits`] handle taken
-            /// already, and `.metrics(name)` (feature `metrics`: published at the end
-            /// of each lock section). With the feature `tracing`, the span current
-            /// here is entered by the tasks while they poll (contract point 30).
-            ///
-            /// # Panics
-            ///
-            /// If the stream was already polled: its in-flight work cannot move.
-            ///
-            /// # Examples
-            ///
-            /// ```
-            /// use bounded_buffered::BoundedStreamExt;
-            /// use futures::{StreamExt, stream};
-            ///
-            /// # #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-            /// # async fn main() {
-            /// let handle = tokio::runtime::Handle::current();
-            /// let squares: Vec<u64> = stream::iter(1..=5u64)
-            ///     .map(|n| async move { n * n }) // runs on the runtime's worker threads
-            ///     .bounded(2, 2)
-            ///     .ordered(4)
-            ///     .spawn_on(handle)
-            ///     .collect()
-            ///     .await;
-            /// assert_eq!(squares, [1, 4, 9, 16, 25]);
-            /// # }
-            /// ```
-            ///
-            /// Failing fast with the workers as tasks: the error ends the run while
-            /// the slow first item still runs (it is cancelled, not waited for).
-            ///
-            /// ```
-            /// use std::time::Duration;
-            ///
-            /// use bounded_buffered::BoundedStreamExt;
-            /// use futures::{StreamExt, TryStreamExt, stream};
-            ///
-            /// # #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-            /// # async fn main() {
-            /// let saved: Result<Vec<u32>, String> = stream::iter(0..100u32)
-            ///     .map(|n| {
-            ///         Ok(async move {
-            ///             match n {
-            ///                 0 => {
-            ///                     tokio::time::sleep(Duration::from_secs(3600)).await;
-            ///                     Ok(n)
-            ///                 }
-            ///                 3 => Err(format!("item {n} failed")),
-            ///                 _ => Ok(n),
-            ///             }
-            ///         })
-            ///     })
-            ///     .try_bounded(4, 4)
-            ///     .ordered(8)
-            ///     .spawn_on(tokio::runtime::Handle::current())
-            ///     .try_collect()
-            ///     .await;
-            /// assert_eq!(saved, Err("item 3 failed".to_string()));
-            /// # }
-            /// ```
-            #[track_caller]
-            pub fn spawn_on<E: Spawner>(self, executor: E) -> Spawned<<Self as Stream>::Item>
-            where
-                Self: Spawnable,
-            {
-                Spawnable::spawn(self, Box::new(executor))
-            }
-        }
-    };
-}
-
-spawn_on!(BoundedBuffered, FutureStream, St::Item);
-spawn_on!(TryBoundedBuffered, TryFutureStream, St::Ok);
-
-/// [`Spawnable`] for one form of a stream type, with its bounds.
-macro_rules! spawnable {
-    ($Stream:ident<$N:ty> where $F:ty, $($bounds:tt)*) => {
-        impl<St, K: Clocking, Q: KeyRule<$F>, W: WeightRule<$F>> sealed::Sealed
-            for $Stream<St, K, $N, Q, W>
-        where
-            $($bounds)*
-        {
-        }
-
-        impl<St, K: Clocking, Q: KeyRule<$F>, W: WeightRule<$F>> Spawnable
-            for $Stream<St, K, $N, Q, W>
-        where
-            $($bounds)*
-        {
-            #[track_caller]
-            fn spawn(self, executor: Box<dyn Spawner>) -> Spawned<Self::Item> {
-                spawn(self.into_spawned(), executor, Self::item)
-            }
-        }
-    };
-}
-
-spawnable!(BoundedBuffered<Infallible> where St::Item,
-    St: SendFutureStream,
-);
-spawnable!(BoundedBuffered<Expired<St::Item>> where St::Item,
-    St: SendFutureStream,
-);
-spawnable!(BoundedBuffered<Rejected<St::Item>> where St::Item,
-    St: SendFutureStream,
-);
-spawnable!(BoundedBuffered<NotRun<St::Item>> where St::Item,
-    St: SendFutureStream,
-);
-spawnable!(TryBoundedBuffered<Infallible> where St::Ok,
-    St: SendTryFutureStream,
-);
-spawnable!(TryBoundedBuffered<Expired<St::Ok>> where St::Ok,
-    St: SendTryFutureStream,
-);
-spawnable!(TryBoundedBuffered<Rejected<St::Ok>> where St::Ok,
-    St: SendTryFutureStream,
-);
-spawnable!(TryBoundedBuffered<NotRun<St::Ok>> where St::Ok,
-    St: SendTryFutureStream,
-);
-
 /// Starts spawned mode with a never-polled stream's source and engine, the
 /// engine moved here whole; `item` turns what the tasks settle into the
 /// stream's items.
-fn spawn<R: SendSpec, T: Send + 'static>(
+pub(crate) fn spawn<R: SendSpec, T: Send + 'static>(
     (source, engine): (Pin<Box<R::Source>>, Engine<R>),
     executor: Box<dyn Spawner>,
     item: impl Fn(R::Item) -> T + Send + Sync + 'static,

@@ -304,7 +304,7 @@ impl<R: SendSpec> Outlet<R::Item> for Arc<Shared<R>> {
     }
 
     fn state(&self) -> crate::engine::State {
-        self.lock().engine().state()
+        self.lock().engine().life().state()
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {

@@ -210,7 +210,7 @@ impl<R: SendSpec> State<R> {
     /// The state of a stream whose engine `spawn_on` moved here. A stream
     /// closed before then has nothing to pull: its source goes now.
     pub(super) fn new(source: Pin<Box<R::Source>>, engine: Engine<R>) -> Self {
-        let source = (!engine.is_closed()).then_some(source);
+        let source = (!engine.life().is_closed()).then_some(source);
         Self {
             engine,
             port: Port {
@@ -280,7 +280,7 @@ impl<R: SendSpec> State<R> {
     /// The first poll: the stream looks for work for the first time.
     pub(super) fn begin(&mut self) -> Deferred<R> {
         let mut deferred = Deferred::new();
-        self.engine.begin();
+        self.engine.life_mut().begin();
         self.dispatch(&mut deferred);
         deferred
     }
@@ -292,7 +292,7 @@ impl<R: SendSpec> State<R> {
     pub(super) fn set_limits(&mut self) -> Deferred<R> {
         let mut deferred = Deferred::new();
         self.engine.apply_limits();
-        if !self.engine.is_new() && !self.port.cancelled {
+        if !self.engine.life().is_new() && !self.port.cancelled {
             self.dispatch(&mut deferred);
             self.send_to_refill(&mut deferred);
         }
@@ -343,7 +343,7 @@ impl<R: SendSpec> State<R> {
             // Its next poll need not let anyone pull again: nobody will.
             self.port.tasks.set_source_waiter(waiter, false);
         }
-        self.engine.close();
+        self.engine.life().close();
         deferred.ended = self.port.source.take();
         self.wake_consumer_at_end(&mut deferred);
         deferred
@@ -486,7 +486,7 @@ impl<R: SendSpec> State<R> {
         if self.port.source.waiter() == Some(index) {
             self.port.source.waiter_polled();
             self.port.tasks.set_source_waiter(index, false);
-            self.engine.source_woke();
+            self.engine.life_mut().source_woke();
         }
     }
 
