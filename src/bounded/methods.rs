@@ -1,6 +1,6 @@
 //! [`BoundedBuffered`]'s builder methods and accessors: the budgets, time,
 //! stopping and resuming, the source, keys and weights, metrics, and the
-//! adaptive controller. [`TryBoundedBuffered`] has the same, in
+//! spawned mode (`adaptive.rs` has the adaptive controller's). [`TryBoundedBuffered`](super::TryBoundedBuffered) has the same, in
 //! `try_methods.rs`, documented there by reference to these.
 
 use std::hash::Hash;

@@ -18,7 +18,7 @@
 //! ```
 //!
 //! [`Engine`] owns the budgets, the waiting queue, the held outcomes, the
-//! counts, the [`Life`](life::Life) of the run, the clock, the key, weight,
+//! counts, the [`Life`] of the run, the clock, the key, weight,
 //! shedding, expiry and fail-fast state, the adaptive controller, the limits
 //! handles' settings, the stats and the `metrics` exporter. It does no I/O,
 //! holds no waker and takes no lock: it answers the drivers' questions and

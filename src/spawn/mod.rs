@@ -5,11 +5,12 @@
 //!
 //! There is no producer task and no channel. The worker tasks pull from the
 //! source themselves, and everything the consumer and the tasks share sits in
-//! one [`State`](state::State) behind one mutex (`shared.rs`): the budgets, the
-//! source, the waiting queue, the held outputs (the same `Held` store as in
-//! place), the counts, and the tasks' bookkeeping (`tasks.rs`). Every admission
-//! decision is made there, under the lock, through [`Budgets`], with the limits
-//! read at that moment. The lock is held for a few counter updates and, when a
+//! one [`State`](state::State) behind one mutex (`shared.rs`): the stream's
+//! [`Engine`], moved there whole by `spawn_on` (the budgets, the waiting
+//! queue, the held outcomes, the counts, every rule), the source, and the
+//! tasks' bookkeeping (`tasks.rs`). Every decision is the engine's, asked
+//! under the lock, with the limits in force at that moment: this driver only
+//! turns its answers into wakes and spawns. The lock is held for a few counter updates and, when a
 //! task pulls, the source's `poll_next` (the consumer's `size_hint` asks the
 //! source's, too: both caught, so the lock is never poisoned); never across a
 //! future's poll, a wake, a spawn or a user destructor (a lock section returns
@@ -36,8 +37,8 @@
 //! of the task that last polled it), and the executor. Rules:
 //!
 //! 1. **Admission.** Items start and are pulled only in lock sections, each
-//!    checked by [`Budgets::may_start`] or [`Budgets::may_queue`] against the
-//!    counts, which include everything started or pulled before. A start
+//!    answered by the engine ([`Engine::step`], [`Engine::top_up`]) against
+//!    the counts, which include everything started or pulled before. A start
 //!    takes the oldest waiting item, else pulls one; the queue is topped up
 //!    only once no start is free (the in-place order: start what may start,
 //!    then pull ahead). So the counts never exceed the budgets, and with every
@@ -106,55 +107,43 @@
 //! `tests/loom_spawned.rs` model-checks these hand-offs with loom (the state's
 //! mutex, the flags and the tasks' wakers go through [`crate::sync`]).
 //!
-//! # The policies, in the tasks
+//! # The rules, in the tasks
 //!
-//! The state is generic over one parameter, [`Run`](run::Run) (`run.rs`), that
-//! bundles the in-place stream's three: the source, the failure policy and the
-//! clocking. Each policy's rule stays written once, where the in-place mode
-//! reads it too ([`crate::failure`], [`crate::expiry`], [`crate::clock`],
-//! [`crate::adaptive`], [`Budgets`]); the state only calls it, in the lock
-//! section that sees the event. A plain `bounded` stream's state compiles to
-//! what it was before: its error type is uninhabited and its stamps are `()`.
+//! No rule is written here: a lock section asks the [`Engine`], which
+//! decides as it does in place, and then does what the answer says. The
+//! state is generic over one parameter, [`SendSpec`]: the stream's types,
+//! as in place, all `Send + 'static`. What differs from in place is only
+//! where things happen:
 //!
-//! - **Fail fast** (`try_bounded`): an `Err` pulled from the source
-//!   (`State::pull`) or settled from a future's output (`State::complete`) is
-//!   recorded in the same section, which then cancels (rule 5): no section
-//!   starts or pulls anything after it, the waiting items go, and every task
-//!   is woken to drop its future. The held outputs are trimmed to those that
-//!   keep the output order (`Held::keep_in_order_prefix`, dropped after the
-//!   lock with the rest); the consumer's `hand_out` yields them, then the
-//!   error, then ends.
-//! - **`close()`** (`State::close`): a consumer-side section that takes the
-//!   source away (dropped after the lock). The source then counts as gone: the
-//!   dispatch sends nobody to pull, and the end check ends the stream once the
-//!   running and waiting items were handed out. The state exists from
-//!   `spawn_on`, so it works before the first poll.
-//! - **Expiry at pickup** (`max_wait`): each waiting entry carries its pull
-//!   time; `State::start` checks it when it takes the oldest one. An expired
-//!   item is stored in `held` at the position it reserves, wakes the consumer
-//!   if it can take it, and the next one is considered in the same loop.
-//! - **Timings and the clock**: every lock section begins by forgetting the
-//!   previous reading (`State::begin_section`), so the clock is read at most
-//!   once per section, and only if something in it needs the time. The start
-//!   stamp is taken in the section where a task takes its item and travels
-//!   with the future in the task (`Next::Run`); the completion stamp in
-//!   `State::complete`, stored with the output; the hand-out in `hand_out`.
-//! - **Moving limits** (`State::set_limits`): `budgets` is read in every
-//!   section and never copied into a task. A `Limits` handle changes it in a
-//!   section of its own, reading the handle's values under the lock (so of two
-//!   racing handles the last store wins), that ends with the dispatch (spawns
-//!   happen after the lock, through the spawner's lock, from the handle's
-//!   thread): raising sends a searcher, which sends the next; a raise of
-//!   `waiting` alone sends a task to pull (rule 2, the refill).
-//!   Lowering only stops new starts; tasks above a lowered `workers` stay
-//!   idle. Before the first poll a change is only recorded (nothing is
-//!   spawned then). The handle holds the state weakly (`LimitsTarget` in
-//!   `shared.rs`).
-//! - **Adaptive**: `State::complete` feeds the controller before it settles
-//!   the output (so a failing output is still a sample), with the run time
-//!   from the two stamps and whether the limit was reached while the item
-//!   ran; its answer is applied to `budgets` (and published to the handles)
-//!   in that section, whose dispatch sends for tasks if it was a raise.
+//! - **Fail fast** (`try_bounded`): an error the engine sees, from a pull or
+//!   a completion, cancels in the same section ([`Io::cancel_running`]: rule
+//!   5): the waiting items and the outcomes the order no longer lets out go
+//!   with the section's leftovers, dropped after the lock, and every task is
+//!   woken to drop its future. On purpose, an item that a task took in the
+//!   same section as an error seen later in it is not started either.
+//! - **`close()`**: a consumer-side section that closes the run and takes the
+//!   source away (dropped after the lock: a spawned stream has no `reopen`).
+//! - **Expiry at pickup** (`max_wait`) and **shedding**: the engine holds an
+//!   item not run as an outcome; the section wakes the consumer if it can
+//!   take it ([`Engine::take_ready`]).
+//! - **The clock**: every lock section begins by forgetting the previous
+//!   reading, so it is read at most once per section. The start stamp travels
+//!   with the future in the task ([`Start`](crate::engine::Start)), and comes
+//!   back with its output.
+//! - **Moving limits**: a handle's change is applied by the engine in a
+//!   section of its own, which ends with the dispatch (a raise sends a
+//!   searcher; a raise of `waiting` alone sends a task to pull: rule 2, the
+//!   refill). Before the first poll nothing is sent. The handle holds the
+//!   state weakly (`LimitsTarget` in `shared.rs`).
+//! - **Adaptive**: the engine feeds the controller in the section that
+//!   completes the item, whose dispatch sends for tasks if it raised the
+//!   limit.
+//!
+//! [`Engine`]: crate::engine::Engine
+//! [`Engine::step`]: crate::engine::Engine::step
+//! [`Engine::top_up`]: crate::engine::Engine::top_up
+//! [`Engine::take_ready`]: crate::engine::Engine::take_ready
+//! [`Io::cancel_running`]: crate::engine::Io::cancel_running
 
 mod shared;
 mod source;

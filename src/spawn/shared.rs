@@ -1,6 +1,6 @@
 //! [`Shared`]: the state behind its lock, with what happens around a lock
 //! section (wakes, spawns, destructors), cancellation and failure, and the
-//! consumer's view of it all ([`Outputs`]).
+//! consumer's view of it all ([`Outlet`]).
 
 use std::any::Any;
 use std::panic::{self, AssertUnwindSafe};
@@ -184,7 +184,7 @@ impl<R: SendSpec> Shared<R> {
         Self::section(this, |state| ((), state.fail(failure)));
     }
 
-    /// Where [`Limits`](crate::Limits) handles send their changes.
+    /// Where [`Limits`] handles send their changes.
     pub(super) fn limits_target(this: &Arc<Self>) -> std::sync::Arc<dyn Retarget> {
         std::sync::Arc::new(LimitsTarget(sync::downgrade(this)))
     }
@@ -260,7 +260,7 @@ fn release<R: SendSpec>(leftovers: Leftovers<R>, destructors: &mut Destructors) 
     }
 }
 
-/// What a [`Limits`](crate::Limits) handle holds: the state, weakly, so a
+/// What a [`Limits`] handle holds: the state, weakly, so a
 /// handle kept after the stream is gone keeps nothing of it alive.
 struct LimitsTarget<R: SendSpec>(Weak<Shared<R>>);
 

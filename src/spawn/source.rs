@@ -25,7 +25,7 @@ pub(super) enum Pull<R: SendSpec> {
 
 /// The source, with the task it will wake while it is pending: which task
 /// that is, is this driver's business; whether the source may be pulled at
-/// all is the engine's ([`Engine::may_pull`](crate::engine::Engine::may_pull)).
+/// all is the engine's ([`Life::may_pull`](crate::engine::Life::may_pull)).
 pub(super) struct Source<R: SendSpec> {
     /// `None` once it ended, panicked, or was taken away to be dropped.
     stream: Option<Pin<Box<R::Source>>>,

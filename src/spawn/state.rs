@@ -285,7 +285,7 @@ impl<R: SendSpec> State<R> {
         deferred
     }
 
-    /// A [`Limits`](crate::Limits) handle set the limits: the engine applies
+    /// A [`Limits`] handle set the limits: the engine applies
     /// them. A raise sends for a task at once: for a start it freed (the
     /// dispatch), or, when no start is free but the queue may grow, a task to
     /// pull ahead (the refill). Before the first poll nothing is sent.
