@@ -147,7 +147,7 @@ pub fn run(args: &Args) -> ExitCode {
     for consumers in [1, 2, 4] {
         let mut times = Vec::new();
         let mut peak = 0;
-        let mut out_of_order = 0;
+        let (mut out_of_order, mut commits) = (0, 0);
         for round in 0..rounds {
             let scenario = Scenario {
                 prefix: format!("{PREFIX}:scale{consumers}:{round}"),
@@ -166,9 +166,11 @@ pub fn run(args: &Args) -> ExitCode {
             times.push(seen.elapsed);
             let keys = Keys::new(&format!("{PREFIX}:scale{consumers}:{round}"));
             peak = peak.max(peak_pending(&mut conn, &keys));
-            out_of_order += (0..consumers)
-                .map(|c| out_of_order_commits(&mut conn, &keys, &format!("c{c}")))
-                .sum::<u64>();
+            for c in 0..consumers {
+                let (late, all) = out_of_order_commits(&mut conn, &keys, &format!("c{c}"));
+                out_of_order += late;
+                commits += all;
+            }
             if round + 1 == rounds {
                 let time = if rounds % 2 == 1 {
                     median(times.clone())
@@ -184,13 +186,16 @@ pub fn run(args: &Args) -> ExitCode {
                     rate,
                     rate / baseline,
                     format!("{peak} ({bound})"),
-                    out_of_order,
+                    format!(
+                        "{:.1} %",
+                        100.0 * out_of_order as f64 / commits.max(1) as f64
+                    ),
                 );
             }
         }
     }
     println!(
-        "  (out of order: commits whose entry is older than the one the same consumer committed before)"
+        "  (out of order: the share of commits whose entry is older than the one the same consumer committed before)"
     );
 
     println!();
@@ -208,7 +213,7 @@ pub fn run(args: &Args) -> ExitCode {
     let seen = run(&mut conn, "ordered", scenario, &mut checks);
     let keys = Keys::new(&format!("{PREFIX}:ordered"));
     let out_of_order: u64 = (0..2)
-        .map(|c| out_of_order_commits(&mut conn, &keys, &format!("c{c}")))
+        .map(|c| out_of_order_commits(&mut conn, &keys, &format!("c{c}")).0)
         .sum();
     println!(
         "  {:.0} ms, {:.0} jobs/s; peak pending {} (bound {bound}); out of order {out_of_order}",
@@ -689,7 +694,7 @@ fn verify(
 
     if scenario.window.is_some() {
         let disordered: u64 = (0..scenario.consumers)
-            .map(|c| out_of_order_commits(conn, keys, &format!("c{c}")))
+            .map(|c| out_of_order_commits(conn, keys, &format!("c{c}")).0)
             .sum();
         check(
             checks,
@@ -803,8 +808,9 @@ fn duplicate_runs(conn: &mut Connection, keys: &Keys) -> Vec<String> {
     ids
 }
 
-/// Commits in a consumer's log whose entry id is below the one before it.
-fn out_of_order_commits(conn: &mut Connection, keys: &Keys, consumer: &str) -> u64 {
+/// Commits in a consumer's log whose entry id is below the one before it, and
+/// all its commits.
+fn out_of_order_commits(conn: &mut Connection, keys: &Keys, consumer: &str) -> (u64, u64) {
     let log: Vec<String> = redis::cmd("LRANGE")
         .arg(keys.log(consumer))
         .arg(0)
@@ -812,7 +818,8 @@ fn out_of_order_commits(conn: &mut Connection, keys: &Keys, consumer: &str) -> u
         .query(conn)
         .expect("LRANGE");
     let ids: Vec<(u64, u64)> = log.iter().map(|id| entry_id(id)).collect();
-    ids.windows(2).filter(|pair| pair[1] < pair[0]).count() as u64
+    let late = ids.windows(2).filter(|pair| pair[1] < pair[0]).count();
+    (late as u64, ids.len() as u64)
 }
 
 fn entry_id(id: &str) -> (u64, u64) {
