@@ -697,6 +697,7 @@ mod budget;
 mod clock;
 mod expiry;
 mod failure;
+pub mod guide;
 mod held;
 mod index_queue;
 mod items;
