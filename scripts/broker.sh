@@ -14,7 +14,7 @@ jobs=${1:-20000}
 rounds=${2:-3}
 
 if ! command -v redis-server >/dev/null; then
-    apt-get update -qq && apt-get install -y -qq redis-server
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server
 fi
 
 dir=$(mktemp -d)
@@ -38,7 +38,8 @@ for _ in 1 2 3 4 5 6 7 8 9 10; do
         --dir "$dir" --logfile "$dir/redis.log" &
     server=$!
     for _ in $(seq 50); do
-        if redis-cli -p "$candidate" ping >/dev/null 2>&1; then
+        # Ours, not another server that already had the port.
+        if redis-cli -p "$candidate" info server 2>/dev/null | grep -q "^process_id:${server}[^0-9]"; then
             port=$candidate
             break 2
         fi
