@@ -156,9 +156,10 @@ pub async fn consume(args: &Args, role: Role) -> ExitCode {
         unreachable!("the source never ends: the loop ends only after close()");
     };
     // What the broker delivered to this consumer and the stream never pulled:
-    // the rest of the page in the source when `close()` came (and a read that
-    // was on its way). The source was dropped with the stream; the broker
-    // still lists them as pending for this consumer.
+    // the rest of the page in the source when `close()` came, and the page of
+    // a read that was on its way. A spawned stream drops its source at
+    // `close()`, the read's future included, so only the broker still knows
+    // them: they are pending for this consumer.
     let released: u64 = lua::RELEASE
         .key(&keys.stream)
         .key(&keys.acks)
