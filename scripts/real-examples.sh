@@ -4,7 +4,9 @@
 # once each at a small size. Each
 # exits non-zero if one of its checks fails; their timings are printed, not
 # checked. `cargo test` does not build them: hyper and a bundled SQLite are
-# heavy, so they live in a workspace member outside `default-members`.
+# heavy, so they live in a workspace member outside `default-members`. The
+# broker example of the same member needs a Redis server: `scripts/broker.sh`
+# starts one and runs it.
 #
 #   scripts/real-examples.sh [http-requests] [sqlite-rows]    (default 500 and 2000)
 set -euo pipefail

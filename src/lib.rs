@@ -704,6 +704,7 @@ mod clock;
 mod engine;
 mod expiry;
 mod failure;
+pub mod guide;
 mod held;
 mod index_queue;
 mod items;

@@ -907,7 +907,7 @@ fn in_place_without_an_error_try_collect_gets_every_output_in_order() {
 /// task 0 takes item 0, spawns task 1 and yields before polling item 0; task
 /// 1 takes item 1 and polls it. The raise finds no task idle, so busy task 0
 /// is sent to pull ahead; its poll here meets the failure, in the refill
-/// path, after its last lock section (issue 19's case).
+/// path, after its last lock section (the case of a start after the error).
 fn pull_ahead_into_the_failure<T>(run: &mut Driven<'_, T>, gates: &Gates) {
     let limits = run.limits();
     if !run.mode().is_spawned() {
