@@ -263,8 +263,8 @@ impl Clocking for Clocked {
             return Some(Duration::from_nanos(waited));
         }
         if let Some(timings) = &mut self.timings {
-            timings.wait.record(waited);
-            self.samples.record(Kind::Wait, waited);
+            let bucket = timings.wait.record(waited);
+            self.samples.record(Kind::Wait, bucket);
         }
         None
     }
@@ -272,8 +272,8 @@ impl Clocking for Clocked {
     #[inline]
     fn started_at_once(&mut self) {
         if let Some(timings) = &mut self.timings {
-            timings.wait.record(0);
-            self.samples.record(Kind::Wait, 0);
+            let bucket = timings.wait.record(0);
+            self.samples.record(Kind::Wait, bucket);
         }
     }
 
@@ -283,8 +283,8 @@ impl Clocking for Clocked {
         let now = self.now();
         if let Some(timings) = &mut self.timings {
             let run = between(started, now);
-            timings.run.record(run);
-            self.samples.record(Kind::Run, run);
+            let bucket = timings.run.record(run);
+            self.samples.record(Kind::Run, bucket);
         }
         Some(now)
     }
@@ -296,8 +296,8 @@ impl Clocking for Clocked {
         };
         let held = between(completed, self.now());
         if let Some(timings) = &mut self.timings {
-            timings.held.record(held);
-            self.samples.record(Kind::Held, held);
+            let bucket = timings.held.record(held);
+            self.samples.record(Kind::Held, bucket);
         }
     }
 

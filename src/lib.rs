@@ -739,6 +739,29 @@ pub use crate::timings::{Histogram, Timings};
 
 use futures_core::stream::Stream;
 
+/// Bucket bounds, in seconds, for the histograms `.metrics` exports
+/// (`bounded_wait_seconds`, `bounded_run_seconds`, `bounded_held_seconds`):
+/// from 100 µs to a minute, about three per power of ten. Without buckets
+/// the Prometheus exporter renders a histogram as a summary, whose quantiles
+/// cannot be aggregated across streams or instances.
+///
+/// With `metrics-exporter-prometheus`, give them to the builder:
+/// `PrometheusBuilder::new().set_buckets_for_metric(Matcher::Prefix("bounded_".into()),
+/// bounded_buffered::HISTOGRAM_BUCKETS)`.
+///
+/// # Examples
+///
+/// ```
+/// let buckets = bounded_buffered::HISTOGRAM_BUCKETS;
+/// assert!(buckets.is_sorted() && buckets[0] == 0.000_1 && buckets[buckets.len() - 1] == 60.0);
+/// ```
+#[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+pub const HISTOGRAM_BUCKETS: &[f64] = &[
+    0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+    5.0, 10.0, 30.0, 60.0,
+];
+
 /// An extension trait for [`Stream`]s of futures: adds [`bounded`](Self::bounded).
 pub trait BoundedStreamExt: Stream {
     /// Runs the futures of this stream with at most `workers` running at once and

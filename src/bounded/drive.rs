@@ -86,11 +86,11 @@ impl<R: Types> InPlace<R> {
     /// settings, which reach the stream through the wake tree.
     #[cfg(feature = "metrics")]
     #[track_caller]
-    pub(crate) fn metrics(self, name: metrics::SharedString) -> Self {
+    pub(crate) fn metrics(self, labels: Vec<metrics::Label>) -> Self {
         self.engine.assert_new("metrics");
         let control = self.slots.control();
         Self {
-            engine: self.engine.metrics(name, || Signal::InPlace(control)),
+            engine: self.engine.metrics(labels, || Signal::InPlace(control)),
             ..self
         }
     }
@@ -200,7 +200,7 @@ impl<R: Spec> InPlace<R> {
         }
         let poll = self.drive(cx, item);
         self.engine.leave_poll(matches!(poll, Poll::Ready(None)));
-        self.engine.publish();
+        self.engine.publish(!matches!(poll, Poll::Ready(Some(_))));
         poll
     }
 

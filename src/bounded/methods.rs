@@ -558,37 +558,51 @@ impl<St: FutureStream, K: Clocking, N, Q: KeyRule<St::Item>, W: WeightRule<St::I
     /// | `bounded_run_seconds` | histogram, with `timed` | every duration of [`Timings::run`] |
     /// | `bounded_held_seconds` | histogram, with `timed` | every duration of [`Timings::held`] |
     ///
-    /// - **When**: at the end of every `poll_next` in place, and of every
-    ///   lock section spawned (where the tasks and the consumer change the
-    ///   counts). Each publish sets the gauges that moved and adds to each
-    ///   counter what it gained since the last: items completed in one
-    ///   poll are one `increment`, and a poll that changed nothing calls
-    ///   nothing. Between two polls the exporter shows what `stats()`
-    ///   shows. The histograms get each duration `timings()` records, one
-    ///   `record_many` per run of equal values.
+    /// - **When**: once the stream is at rest, every gauge and counter has
+    ///   the value [`stats`](Self::stats) reports, and each histogram every
+    ///   duration [`timings`](Self::timings) recorded: in place once
+    ///   `poll_next` returns `Pending` or the end; spawned at the end of
+    ///   every lock section while the consumer waits (it is parked, or
+    ///   being woken), and once the run is over. While the consumer takes
+    ///   one output after another, the stream publishes every 64th poll
+    ///   (spawned: lock section), so the exporter lags by at most that: a
+    ///   busy stream pays for a publish once per 64 outputs, not per output.
+    ///   A limit's gauge and change counter move where the limit changes
+    ///   (a [`Limits`] handle, the controller), at once. Each publish sets
+    ///   the gauges that moved and adds to each counter what it gained: a
+    ///   poll that changed nothing calls nothing.
+    /// - **Histograms**: each duration is recorded at the top of its bucket
+    ///   of the stream's own histograms (64 per power of two: at most 1/64
+    ///   above the true value, never below, so a latency objective read off
+    ///   them is never flattered), one `record_many` per bucket hit since
+    ///   the last publish. Prometheus renders a histogram without buckets
+    ///   as a summary: set [`HISTOGRAM_BUCKETS`](crate::HISTOGRAM_BUCKETS)
+    ///   for the `bounded_` histograms.
     /// - **Registration**: this call registers the series, and describes
     ///   each name with its unit, with the recorder current now (the
-    ///   global one, or the one `metrics::with_local_recorder` set), and
-    ///   so do `timed`, `per_key` and the weight budgets called after it
-    ///   for what they add: install the recorder first. The gauges of keys
-    ///   and weights exist only for a stream with them, the histograms
-    ///   only for a timed one.
+    ///   global one, or the one `metrics::with_local_recorder` set); a
+    ///   builder call after it that adds series (`timed`, `per_key`, the
+    ///   weight budgets) registers them with the same recorder, and panics
+    ///   if another one is current by then. The gauges of keys and weights
+    ///   exist only for a stream with them, the histograms only for a timed
+    ///   one.
     /// - **Names** are fixed, and Prometheus-style (`_total`, `_seconds`):
     ///   one dashboard fits every stream, told apart by the `stream`
-    ///   label. For a prefix of your own, wrap the recorder in
+    ///   label (or labels of your own:
+    ///   [`metrics_with_labels`](Self::metrics_with_labels)). For a prefix
+    ///   of your own, wrap the recorder in
     ///   `metrics_util::layers::PrefixLayer`. Two streams with the same
-    ///   name add to the same counters and overwrite each other's gauges:
-    ///   give each one that runs at the same time its own name.
+    ///   labels add to the same counters and overwrite each other's gauges:
+    ///   give each one that runs at the same time its own.
     /// - **Failures**: with `bounded`, an `Err` is an output like any
     ///   other (in `bounded_completed_total`); count those where you handle
     ///   the outputs. A panic propagates to the consumer, uncounted.
     /// - **Cost**: without `.metrics` a stream pays one check per
     ///   `poll_next`, within 2 % of a plain stream's instructions; with it,
-    ///   a handful of facade calls per poll (the README's section
-    ///   *Exporting metrics* has the measured figures). Spawned, the
-    ///   facade is called under the
-    ///   stream's lock, so that the gauges move in the order the counts
-    ///   did.
+    ///   a count per poll and a publish per 64 (the guide's metrics page has
+    ///   the figures, measured with the Prometheus exporter). Spawned, the
+    ///   facade is called under the stream's lock, so that the gauges move
+    ///   in the order the counts did.
     ///
     /// When the stream is dropped (spawned: once its tasks let go of it),
     /// its gauges of counts and weights go to 0; the limits and the totals
@@ -596,7 +610,8 @@ impl<St: FutureStream, K: Clocking, N, Q: KeyRule<St::Item>, W: WeightRule<St::I
     ///
     /// # Panics
     ///
-    /// If the stream has already been polled.
+    /// If the stream has already been polled, or, called after `.metrics`,
+    /// with another recorder current than `.metrics` had.
     ///
     /// # Examples
     ///
@@ -645,8 +660,39 @@ impl<St: FutureStream, K: Clocking, N, Q: KeyRule<St::Item>, W: WeightRule<St::I
     #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
     #[track_caller]
     pub fn metrics(self, name: impl Into<metrics::SharedString>) -> Self {
+        let labels = vec![metrics::Label::new("stream", name.into())];
         Self {
-            inner: self.inner.metrics(name.into()),
+            inner: self.inner.metrics(labels),
+        }
+    }
+
+    /// [`metrics`](Self::metrics), with labels of your own instead of
+    /// `stream = name`: for an application whose own label is `stream`, or
+    /// that tells streams apart by more than a name (a tenant, a pipeline).
+    ///
+    /// # Panics
+    ///
+    /// As [`metrics`](Self::metrics).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let labels = [("pipeline", "imports"), ("tenant", "a")];
+    /// let jobs = stream::iter(0..10u32).map(|n| async move { n }).bounded(4, 4);
+    /// let mut jobs = jobs.metrics_with_labels(&labels); // to the global recorder, if any
+    /// assert_eq!(jobs.by_ref().count().await, 10);
+    /// # });
+    /// ```
+    #[cfg(feature = "metrics")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+    #[track_caller]
+    pub fn metrics_with_labels(self, labels: impl metrics::IntoLabels) -> Self {
+        Self {
+            inner: self.inner.metrics(labels.into_labels()),
         }
     }
 

@@ -471,66 +471,65 @@ impl<St: TryFutureStream, K: Clocking, N, Q: KeyRule<St::Ok>, W: WeightRule<St::
     }
 
     /// Publishes what [`stats`](Self::stats) and [`timings`](Self::timings)
-    /// report through the [`metrics`](https://docs.rs/metrics/0.24) facade,
-    /// to whatever exporter the application installed (Prometheus,
-    /// OpenTelemetry, StatsD), each series labelled `stream = name`.
+    /// report through the [`metrics`](https://docs.rs/metrics/0.24) facade.
     ///
     /// As [`BoundedBuffered::metrics`], for a fallible stream: see there for
-    /// what it does in detail.
+    /// the names, when they are published and what it costs.
+    /// `bounded_failed_total` counts 1 once the run failed fast.
     ///
     /// # Panics
     ///
-    /// If the stream has already been polled.
+    /// If the stream has already been polled, or, called after `.metrics`,
+    /// with another recorder current than `.metrics` had.
     ///
     /// # Examples
     ///
     /// ```
-    /// # use std::collections::BTreeMap;
-    /// # use std::sync::{Arc, Mutex, atomic::{AtomicU64, Ordering}};
-    /// # use metrics::{Counter, Gauge, Histogram, Key, KeyName, Metadata, Recorder, SharedString, Unit};
-    /// # /// A recorder that keeps each counter's total, by name.
-    /// # #[derive(Default)]
-    /// # struct Totals(Mutex<BTreeMap<String, Arc<AtomicU64>>>);
-    /// # impl Totals {
-    /// #     fn get(&self, name: &str) -> u64 {
-    /// #         self.0.lock().unwrap()[name].load(Ordering::Relaxed)
-    /// #     }
-    /// # }
-    /// # impl Recorder for Totals {
-    /// #     fn describe_counter(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
-    /// #     fn describe_gauge(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
-    /// #     fn describe_histogram(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
-    /// #     fn register_counter(&self, key: &Key, _: &Metadata<'_>) -> Counter {
-    /// #         let mut totals = self.0.lock().unwrap();
-    /// #         Counter::from_arc(Arc::clone(totals.entry(key.name().to_string()).or_default()))
-    /// #     }
-    /// #     fn register_gauge(&self, _: &Key, _: &Metadata<'_>) -> Gauge {
-    /// #         Gauge::noop()
-    /// #     }
-    /// #     fn register_histogram(&self, _: &Key, _: &Metadata<'_>) -> Histogram {
-    /// #         Histogram::noop()
-    /// #     }
-    /// # }
     /// use bounded_buffered::BoundedStreamExt;
     /// use futures::{StreamExt, stream};
     ///
     /// # futures::executor::block_on(async {
-    /// // A service installs its exporter's recorder at startup; here, one of
-    /// // the test's own, for this thread only.
-    /// let recorder = Totals::default();
-    /// let jobs = stream::iter(0..100u32).map(|n| Ok::<_, String>(async move { Ok::<_, String>(n) })).try_bounded(4, 4);
-    /// let mut jobs = metrics::with_local_recorder(&recorder, || jobs.metrics("jobs"));
-    /// while jobs.next().await.is_some() {}
-    /// assert_eq!(recorder.get("bounded_completed_total"), 100);
-    /// assert_eq!(recorder.get("bounded_pulled_total"), jobs.stats().pulled);
+    /// // To the recorder the application installed, if any.
+    /// let jobs = stream::iter(0..10u32).map(|n| Ok::<_, String>(async move { Ok::<_, String>(n) }));
+    /// let mut jobs = jobs.try_bounded(4, 4).metrics("imports");
+    /// assert_eq!(jobs.by_ref().count().await, 10);
     /// # });
     /// ```
     #[cfg(feature = "metrics")]
     #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
     #[track_caller]
     pub fn metrics(self, name: impl Into<metrics::SharedString>) -> Self {
+        let labels = vec![metrics::Label::new("stream", name.into())];
         Self {
-            inner: self.inner.metrics(name.into()),
+            inner: self.inner.metrics(labels),
+        }
+    }
+
+    /// [`metrics`](Self::metrics), with labels of your own instead of
+    /// `stream = name`, as [`BoundedBuffered::metrics_with_labels`] does.
+    ///
+    /// # Panics
+    ///
+    /// As [`metrics`](Self::metrics).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let jobs = stream::iter(0..10u32).map(|n| Ok::<_, String>(async move { Ok::<_, String>(n) }));
+    /// let mut jobs = jobs.try_bounded(4, 4).metrics_with_labels(&[("pipeline", "imports")]);
+    /// assert_eq!(jobs.by_ref().count().await, 10);
+    /// # });
+    /// ```
+    #[cfg(feature = "metrics")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+    #[track_caller]
+    pub fn metrics_with_labels(self, labels: impl metrics::IntoLabels) -> Self {
+        Self {
+            inner: self.inner.metrics(labels.into_labels()),
         }
     }
 

@@ -60,11 +60,11 @@ impl<R: Types> Engine<R> {
     #[cfg(feature = "metrics")]
     pub(crate) fn metrics(
         mut self,
-        name: metrics::SharedString,
+        labels: Vec<metrics::Label>,
         signal: impl FnOnce() -> crate::limits::Signal,
     ) -> Self {
         self.metrics = Metrics::new(
-            name,
+            labels,
             &mut self.clock,
             <R::Admission as Admits<R::Job>>::RULES,
         );
@@ -76,13 +76,16 @@ impl<R: Types> Engine<R> {
         self
     }
 
-    /// Panics, at the caller's line, unless the stream was never polled.
+    /// Panics, at the caller's line, unless the stream was never polled, and
+    /// (`metrics`) unless the recorder `.metrics` registered with is still
+    /// the current one, for what `method` registers.
     #[track_caller]
     pub(crate) fn assert_new(&self, method: &str) {
         assert!(
             self.life.is_new(),
             "`{method}` must be called before the stream is first polled"
         );
+        self.metrics.check_recorder(method);
     }
 
     /// See `BoundedBuffered::ordered`.

@@ -108,11 +108,14 @@ impl<R: Types> Engine<R> {
         }
     }
 
-    /// Hands the exporter, if any, what changed (see [`crate::observe`]):
-    /// in place once per `poll_next`, spawned once per lock section.
+    /// Hands the exporter, if any, what changed (see [`crate::observe`]), if
+    /// a publish is due: at once when the stream is `at_rest` (in place, its
+    /// poll returned `Pending` or the end; spawned, the consumer parked or
+    /// the run is over), else every 64th call (in place once per poll,
+    /// spawned once per lock section).
     #[inline(always)]
-    pub(crate) fn publish(&mut self) {
-        if self.metrics.is_on() {
+    pub(crate) fn publish(&mut self, at_rest: bool) {
+        if self.metrics.is_on() && self.metrics.due(at_rest) {
             self.publish_now();
         }
     }

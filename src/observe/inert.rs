@@ -28,6 +28,14 @@ mod metrics {
         pub(crate) fn adopt(&mut self, _: &mut impl Clocking, _: (bool, bool)) {}
 
         #[inline(always)]
+        pub(crate) fn check_recorder(&self, _: &str) {}
+
+        #[inline(always)]
+        pub(crate) fn due(&mut self, _: bool) -> bool {
+            false
+        }
+
+        #[inline(always)]
         pub(crate) fn publish(&mut self, _: &Stats, _: bool, _: &mut impl Clocking) {}
     }
 
@@ -56,7 +64,7 @@ mod metrics {
         pub(crate) fn tap(&mut self) {}
 
         #[inline(always)]
-        pub(crate) fn record(&mut self, _: Kind, _: u64) {}
+        pub(crate) fn record(&mut self, _: Kind, _: usize) {}
 
         #[inline(always)]
         pub(crate) fn drain(&mut self, _: &mut dyn FnMut(usize, u64, usize)) {}

@@ -79,7 +79,7 @@ impl<R: SendSpec> Shared<R> {
             let mut state = this.lock();
             state.begin_section();
             let done = section(&mut state);
-            state.publish();
+            state.publish(&done.1);
             done
         };
         #[cfg(not(feature = "metrics"))]
@@ -111,6 +111,7 @@ impl<R: SendSpec> Shared<R> {
             leftovers,
             unreported,
             unwoken,
+            at_rest: _,
         } = deferred;
         if leftovers
             .as_ref()
@@ -196,7 +197,7 @@ impl<R: SendSpec> Shared<R> {
             let mut state = this.lock();
             state.begin_section();
             let deferred = state.stop();
-            state.publish();
+            state.publish(&deferred);
             deferred
         };
         Self::after(this, deferred)

@@ -89,6 +89,8 @@ pub(super) struct Deferred<R: SendSpec> {
     /// A waker let go without a wake, dropped outside the lock (a waker's
     /// drop is executor code).
     pub(super) unwoken: Option<Waker>,
+    /// The run is over (the exporter publishes at once).
+    pub(super) at_rest: bool,
 }
 
 impl<R: SendSpec> Deferred<R> {
@@ -102,6 +104,7 @@ impl<R: SendSpec> Deferred<R> {
             leftovers: None,
             unreported: None,
             unwoken: None,
+            at_rest: false,
         }
     }
 
@@ -245,10 +248,17 @@ impl<R: SendSpec> State<R> {
     }
 
     /// Every lock section ends here: the `metrics` exporter, if any, gets
-    /// what changed in it.
+    /// what changed in it (see [`Engine::publish`]): at once while the
+    /// consumer waits (it is parked, and nobody takes outputs: the counts
+    /// stand as the tasks leave them, or it is being woken to look), or once
+    /// the run is over; else every 64th section, as the consumer takes one
+    /// output after another.
     #[inline]
-    pub(super) fn publish(&mut self) {
-        self.engine.publish();
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    pub(super) fn publish(&mut self, deferred: &Deferred<R>) {
+        let at_rest =
+            deferred.at_rest || deferred.consumer.is_some() || self.port.consumer.is_some();
+        self.engine.publish(at_rest);
     }
 
     pub(super) fn timings(&self) -> Option<Timings> {
@@ -320,6 +330,7 @@ impl<R: SendSpec> State<R> {
             Some(Ending::Error(error)) => (Handout::Output(R::err(error)), deferred),
             Some(Ending::Done) => {
                 self.cancel(&mut deferred);
+                self.engine.life_mut().leave_poll(true);
                 (Handout::End, deferred)
             }
             None => {
@@ -458,6 +469,7 @@ impl<R: SendSpec> State<R> {
     /// The run is over (ended, dropped, or broken by a panic): the engine
     /// lets go of the waiting items, and every task is told to stop.
     fn cancel(&mut self, deferred: &mut Deferred<R>) {
+        deferred.at_rest = true;
         if !self.port.cancelled {
             self.with(deferred, None, |engine, io| {
                 engine.abandon(io);

@@ -432,3 +432,66 @@ fn bad_input_panics_at_the_callers_line() {
     let at = panic_location(|| drop(weighted().max_waiting_weight(0)));
     assert_eq!(at, here(line), "max_waiting_weight(0)");
 }
+
+/// Point 15: `Debug` names where the run is, the same in both modes:
+/// running, closing once `close` was called, failed from the error on (also
+/// once it was yielded), and ended once the stream returned `None`.
+#[test]
+fn debug_names_where_the_run_is_in_both_modes() {
+    let failing = || {
+        stream::iter(0..3u32)
+            .map(|n| Ok::<_, u32>(async move { if n == 1 { Err(n) } else { Ok(n) } }))
+    };
+    let state = |debug: String| {
+        let at = debug.find("state: ").expect("a state") + "state: ".len();
+        debug[at..]
+            .split([',', ' '])
+            .next()
+            .unwrap_or_default()
+            .to_owned()
+    };
+
+    // In place.
+    let mut run = failing().try_bounded(1, 0);
+    assert_eq!(state(format!("{run:?}")), "Running");
+    assert_eq!(poll_once(&mut run), Poll::Ready(Some(Ok(0))));
+    assert_eq!(poll_once(&mut run), Poll::Ready(Some(Err(1))));
+    assert_eq!(
+        state(format!("{run:?}")),
+        "Failed",
+        "the error was yielded, and still failed"
+    );
+    assert_eq!(poll_once(&mut run), Poll::Ready(None));
+    assert_eq!(state(format!("{run:?}")), "Ended");
+    let closing = stream::iter(0..3u32)
+        .map(|n| async move { n })
+        .bounded(1, 0);
+    closing.close();
+    assert_eq!(state(format!("{closing:?}")), "Closing");
+
+    // Spawned.
+    let mut stepper = StepExecutor::new();
+    let mut run = failing().try_bounded(1, 0).spawn_on(stepper.spawner());
+    assert_eq!(state(format!("{run:?}")), "Running");
+    let mut outcomes = Vec::new();
+    while outcomes.len() < 2 {
+        stepper.run_until_stalled();
+        if let Poll::Ready(Some(outcome)) = poll_once(&mut run) {
+            outcomes.push(outcome);
+        }
+    }
+    assert_eq!(outcomes, [Ok(0), Err(1)]);
+    assert_eq!(
+        state(format!("{run:?}")),
+        "Failed",
+        "the error was yielded, and still failed"
+    );
+    assert_eq!(poll_once(&mut run), Poll::Ready(None));
+    assert_eq!(state(format!("{run:?}")), "Ended");
+    let closing = stream::iter(0..3u32)
+        .map(|n| async move { n })
+        .bounded(1, 0);
+    let closing = closing.spawn_on(stepper.spawner());
+    closing.close();
+    assert_eq!(state(format!("{closing:?}")), "Closing");
+}

@@ -13,6 +13,8 @@
 //! steps, and each test has a recorder of its own (`Recorded::scope`, a
 //! thread-local recorder while the stream is built).
 
+use std::task::Poll;
+
 use bounded_buffered::{BoundedStreamExt, Keyed, Shed, Weighted};
 use futures::{Stream, StreamExt, stream};
 use metrics::Unit;
@@ -277,8 +279,8 @@ both_modes! {
     }
 
     /// Point 30: updates are batched. A poll that changes nothing calls
-    /// nothing; in place, the completions of one poll are one increment;
-    /// spawned, each lock section publishes once (one completion each here).
+    /// nothing; what happens while the consumer takes one output after
+    /// another is published when it next waits, or sees the end.
     fn updates_are_batched(mode) {
         let recorded = Recorded::new();
         let gates = Gates::new();
@@ -292,7 +294,11 @@ both_modes! {
         gates.open_all();
         assert_eq!(run.take_to_end().len(), 4);
         let increments = recorded.calls_of("bounded_completed_total", "batched") - before;
-        assert_eq!(increments, if mode.is_spawned() { 4 } else { 1 });
+        // In place, the stream publishes when its poll ends pending or with
+        // the end: the four completions are one increment. Spawned, the
+        // section that wakes the waiting consumer publishes (one completion),
+        // and the rest come when the consumer sees the end.
+        assert_eq!(increments, if mode.is_spawned() { 2 } else { 1 });
         assert_eq!(recorded.counter("bounded_completed_total", "batched", ""), Some(4));
         recorded.check("batched", &run.stats(), None, false);
     }
@@ -386,4 +392,97 @@ fn metrics_after_the_first_poll_panics() {
         .bounded(1, 0);
     let _ = support::poll_once(&mut stream);
     let _ = stream.metrics("late");
+}
+
+/// Point 30: a builder call after `.metrics` that adds series (here
+/// `timed`'s histograms) registers them with the recorder `.metrics` did; if
+/// another recorder is current by then, it says so at the caller's line
+/// rather than sending them elsewhere.
+#[test]
+#[should_panic(
+    expected = "`timed` after `.metrics` must run with the recorder `.metrics` registered with"
+)]
+fn a_builder_call_after_metrics_with_another_recorder_panics() {
+    let recorded = Recorded::new();
+    let stream = recorded.scope(|| {
+        stream::iter(0..3u32)
+            .map(|n| async move { n })
+            .bounded(1, 0)
+            .metrics("scoped")
+    });
+    // The local recorder's scope has ended: the current one is another.
+    drop(stream.timed());
+}
+
+/// Point 30: in the same scope, the order of the builder calls does not
+/// matter; each series goes to the one recorder.
+#[test]
+fn builder_calls_after_metrics_in_its_scope_register_with_its_recorder() {
+    let recorded = Recorded::new();
+    let gates = Gates::new();
+    let run = recorded.scope(|| gates.source(2).bounded(1, 0).metrics("ordered").timed());
+    drop(run);
+    assert!(
+        recorded
+            .series()
+            .iter()
+            .any(|series| series.starts_with("bounded_run_seconds{stream=ordered"))
+    );
+}
+
+/// Point 30: labels of the caller's own, instead of `stream = name`.
+#[test]
+fn metrics_with_labels_labels_every_series_as_given() {
+    let recorded = Recorded::new();
+    let labels = [("pipeline", "imports"), ("tenant", "a")];
+    let mut stream = recorded.scope(|| {
+        stream::iter(0..3u32)
+            .map(|n| async move { n })
+            .bounded(2, 0)
+            .metrics_with_labels(&labels)
+    });
+    assert_eq!(support::drain_ready(&mut stream).len(), 3);
+    let series = recorded.series();
+    let completed = "bounded_completed_total{pipeline=imports,tenant=a}";
+    assert!(series.iter().any(|name| name == completed), "{series:?}");
+    assert!(
+        series.iter().all(|name| !name.contains("stream=")),
+        "{series:?}"
+    );
+}
+
+/// Point 30: while the consumer takes one output after another, the stream
+/// publishes every 64th poll, not every poll; the end publishes the rest.
+#[test]
+fn a_busy_consumer_has_the_stream_publish_every_64_polls() {
+    let recorded = Recorded::new();
+    let mut stream = recorded.scope(|| {
+        stream::iter(0..200u32)
+            .map(|n| async move { n })
+            .bounded(1, 0)
+            .metrics("busy")
+    });
+    let completed = || recorded.counter("bounded_completed_total", "busy", "");
+    for _ in 0..63 {
+        assert!(matches!(
+            support::poll_once(&mut stream),
+            Poll::Ready(Some(_))
+        ));
+    }
+    assert_eq!(
+        completed(),
+        Some(0),
+        "no publish while the consumer is busy"
+    );
+    assert!(matches!(
+        support::poll_once(&mut stream),
+        Poll::Ready(Some(_))
+    ));
+    assert_eq!(
+        completed(),
+        Some(stream.stats().completed),
+        "the 64th poll publishes"
+    );
+    while let Poll::Ready(Some(_)) = support::poll_once(&mut stream) {}
+    assert_eq!(completed(), Some(200), "the end publishes what is left");
 }
