@@ -313,13 +313,18 @@
 //!
 //! 30. **Metrics and traces**: a stream given `.metrics(name)` publishes
 //!     through the `metrics` facade, under fixed names labelled `stream =
-//!     name`: once `poll_next` returns (spawned: once a lock section ends),
-//!     every gauge and counter has the value [`stats`](BoundedBuffered::stats)
-//!     reports, and each histogram has every duration
-//!     [`timings`](BoundedBuffered::timings) recorded. Updates are batched:
-//!     one publish per `poll_next` or lock section, which calls the facade
-//!     only for what changed. A stream without `.metrics` registers, describes
-//!     and publishes nothing. With `tracing`, the worker tasks of a spawned
+//!     name` (or labels of the caller's own). Whenever the stream is at rest
+//!     (in place, `poll_next` returned `Pending` or the end; spawned, a lock
+//!     section left the consumer waiting, or the run is over), every gauge
+//!     and counter has the value [`stats`](BoundedBuffered::stats) reports,
+//!     and each histogram every duration
+//!     [`timings`](BoundedBuffered::timings) recorded, at the top of its
+//!     bucket (at most 1/64 above, never below); while the consumer takes one
+//!     output after another, the exporter lags by at most 64 polls (spawned:
+//!     lock sections). The limits' gauges and change counters move where a
+//!     limit changes, at once. A publish calls the facade only for what
+//!     changed. A stream without `.metrics` registers, describes and
+//!     publishes nothing. With `tracing`, the worker tasks of a spawned
 //!     stream enter the span that was current at `spawn_on` while they poll,
 //!     so its futures log inside it (a future's own span, entered inside, is
 //!     the innermost); a change of a limit in force is a `debug!` event with

@@ -200,7 +200,8 @@ impl<R: Spec> InPlace<R> {
         }
         let poll = self.drive(cx, item);
         self.engine.leave_poll(matches!(poll, Poll::Ready(None)));
-        self.engine.publish(!matches!(poll, Poll::Ready(Some(_))));
+        self.engine
+            .publish(|| !matches!(poll, Poll::Ready(Some(_))));
         poll
     }
 

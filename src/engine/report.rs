@@ -114,8 +114,8 @@ impl<R: Types> Engine<R> {
     /// the run is over), else every 64th call (in place once per poll,
     /// spawned once per lock section).
     #[inline(always)]
-    pub(crate) fn publish(&mut self, at_rest: bool) {
-        if self.metrics.is_on() && self.metrics.due(at_rest) {
+    pub(crate) fn publish(&mut self, at_rest: impl FnOnce() -> bool) {
+        if self.metrics.is_on() && self.metrics.due(at_rest()) {
             self.publish_now();
         }
     }

@@ -111,7 +111,6 @@ impl<R: SendSpec> Shared<R> {
             leftovers,
             unreported,
             unwoken,
-            at_rest: _,
         } = deferred;
         if leftovers
             .as_ref()

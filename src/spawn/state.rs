@@ -89,8 +89,6 @@ pub(super) struct Deferred<R: SendSpec> {
     /// A waker let go without a wake, dropped outside the lock (a waker's
     /// drop is executor code).
     pub(super) unwoken: Option<Waker>,
-    /// The run is over (the exporter publishes at once).
-    pub(super) at_rest: bool,
 }
 
 impl<R: SendSpec> Deferred<R> {
@@ -104,7 +102,6 @@ impl<R: SendSpec> Deferred<R> {
             leftovers: None,
             unreported: None,
             unwoken: None,
-            at_rest: false,
         }
     }
 
@@ -256,9 +253,9 @@ impl<R: SendSpec> State<R> {
     #[inline]
     #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
     pub(super) fn publish(&mut self, deferred: &Deferred<R>) {
-        let at_rest =
-            deferred.at_rest || deferred.consumer.is_some() || self.port.consumer.is_some();
-        self.engine.publish(at_rest);
+        let port = &self.port;
+        self.engine
+            .publish(|| port.cancelled || deferred.consumer.is_some() || port.consumer.is_some());
     }
 
     pub(super) fn timings(&self) -> Option<Timings> {
@@ -469,7 +466,6 @@ impl<R: SendSpec> State<R> {
     /// The run is over (ended, dropped, or broken by a panic): the engine
     /// lets go of the waiting items, and every task is told to stop.
     fn cancel(&mut self, deferred: &mut Deferred<R>) {
-        deferred.at_rest = true;
         if !self.port.cancelled {
             self.with(deferred, None, |engine, io| {
                 engine.abandon(io);
