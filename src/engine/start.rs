@@ -1,6 +1,7 @@
 //! What may start, what may wait, and which item starts: the start loop both
-//! drivers run, one [`Engine::step`] at a time, then [`Engine::top_up`]. The count rules are [`Budgets`]'; the key and weight
-//! rules [`crate::admission`]'s; expiry [`crate::expiry`]'s; shedding
+//! drivers run, one [`Engine::step`] at a time, then [`Engine::top_up`]. The
+//! count rules are [`Budgets`]'; the key and weight rules
+//! [`crate::admission`]'s; expiry [`crate::expiry`]'s; shedding
 //! [`crate::shed`]'s. Here they are applied, in order, once.
 //!
 //! [`Budgets`]: crate::budget::Budgets
@@ -41,7 +42,8 @@ impl<R: Spec> Engine<R> {
     /// the next one is considered at once: expiry is checked here, at
     /// pickup, and only here. With keys, weights or shedding every item is
     /// pulled into a waiting place first, and one past a full queue is shed.
-    /// The caller starts it and asks again, until there is none.
+    /// The caller starts it and asks again, until there is none (the
+    /// spawned driver asks once per task).
     #[inline]
     pub(crate) fn next_start(&mut self, io: &mut impl Io<R>) -> Option<Start<R>> {
         loop {
@@ -124,7 +126,9 @@ impl<R: Spec> Engine<R> {
 
     /// Fills the waiting queue, but only once no start is free: while one
     /// is, whoever takes it pulls its item itself, so no item waits while a
-    /// worker could run it.
+    /// worker could run it. (With keys, weights or shedding every item goes
+    /// through a waiting place anyway: the queue is filled, and an item in
+    /// it that may start is taken by the next [`Engine::step`].)
     #[inline]
     pub(crate) fn top_up(&mut self, io: &mut impl Io<R>) {
         if Self::ADMITTED || !self.may_start() {
