@@ -1,9 +1,9 @@
 //! Run a stream of futures with hard, separate budgets for the work that runs,
 //! the work that waits, and the results that are held.
 //!
-//! [`BoundedStreamExt::bounded`] turns any [`Stream`] of futures into a stream of
-//! their outputs, like `futures`' `buffer_unordered`, but with three budgets that
-//! each bound one quantity:
+//! [`BoundedStreamExt::bounded`] turns any [`Stream`](futures_core::Stream)
+//! of futures into a stream of their outputs, like `futures`'
+//! `buffer_unordered`, but with three budgets that each bound one quantity:
 //!
 //! - **`workers`**: at most this many futures run at once.
 //! - **`waiting`**: while the workers are busy, up to this many more items are
@@ -708,6 +708,7 @@ mod budget;
 mod clock;
 mod engine;
 mod expiry;
+mod ext;
 mod failure;
 pub mod guide;
 mod held;
@@ -733,129 +734,15 @@ pub use crate::aimd::{Aimd, Decision, History};
 pub use crate::bounded::{BoundedBuffered, TryBoundedBuffered};
 pub use crate::clock::{Clocked, Clocking, Untimed};
 pub use crate::expiry::{Expired, Unstarted};
+pub use crate::ext::BoundedStreamExt;
 pub use crate::items::{FutureStream, SendFutureStream, SendTryFutureStream, TryFutureStream};
 pub use crate::limits::Limits;
+#[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+pub use crate::observe::HISTOGRAM_BUCKETS;
 pub use crate::shed::{NotRun, Rejected, Shed};
 #[cfg(feature = "smol")]
 pub use crate::spawn::SmolGlobal;
 pub use crate::spawn::{Spawnable, Spawned, Spawner};
 pub use crate::stats::Stats;
 pub use crate::timings::{Histogram, Timings};
-
-use futures_core::stream::Stream;
-
-/// Bucket bounds, in seconds, for the histograms `.metrics` exports
-/// (`bounded_wait_seconds`, `bounded_run_seconds`, `bounded_held_seconds`):
-/// from 100 µs to a minute, about three per power of ten. Without buckets
-/// the Prometheus exporter renders a histogram as a summary, whose quantiles
-/// cannot be aggregated across streams or instances.
-///
-/// With `metrics-exporter-prometheus`, give them to the builder:
-/// `PrometheusBuilder::new().set_buckets_for_metric(Matcher::Prefix("bounded_".into()),
-/// bounded_buffered::HISTOGRAM_BUCKETS)`.
-///
-/// # Examples
-///
-/// ```
-/// let buckets = bounded_buffered::HISTOGRAM_BUCKETS;
-/// assert!(buckets.is_sorted() && buckets[0] == 0.000_1 && buckets[buckets.len() - 1] == 60.0);
-/// ```
-#[cfg(feature = "metrics")]
-#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
-pub const HISTOGRAM_BUCKETS: &[f64] = &[
-    0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
-    5.0, 10.0, 30.0, 60.0,
-];
-
-/// An extension trait for [`Stream`]s of futures: adds [`bounded`](Self::bounded).
-pub trait BoundedStreamExt: Stream {
-    /// Runs the futures of this stream with at most `workers` running at once and
-    /// up to `waiting` more pulled from the source ahead of time, yielding their
-    /// outputs as they complete.
-    ///
-    /// `workers` bounds the futures running (an output the consumer has not
-    /// taken keeps its worker), `waiting` the items pulled ahead; `waiting ==
-    /// 0` means no prefetch. Contract points 1 to 4 and 6 to 13 of the
-    /// [crate documentation](crate#what-the-adapter-guarantees) say exactly
-    /// what holds. Call [`ordered`](BoundedBuffered::ordered) on the result for
-    /// outputs in input order.
-    ///
-    /// # Panics
-    ///
-    /// If `workers` is 0: no future could ever run, and the stream would hang
-    /// (contract point 11).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bounded_buffered::BoundedStreamExt;
-    /// use futures::{StreamExt, stream};
-    ///
-    /// # futures::executor::block_on(async {
-    /// let mut lengths: Vec<usize> = stream::iter(["a", "bb", "ccc"])
-    ///     .map(|word| async move { word.len() })
-    ///     .bounded(2, 1)
-    ///     .collect()
-    ///     .await;
-    /// lengths.sort();
-    /// assert_eq!(lengths, [1, 2, 3]);
-    /// # });
-    /// ```
-    #[track_caller]
-    fn bounded(self, workers: usize, waiting: usize) -> BoundedBuffered<Self>
-    where
-        Self: FutureStream + Sized,
-    {
-        BoundedBuffered::new(self, workers, waiting)
-    }
-
-    /// Like [`bounded`](Self::bounded), for a stream of fallible items that fails
-    /// fast: runs the `TryFuture`s of this `TryStream` under the same budgets,
-    /// yields their `Ok` outputs, and ends at the first error.
-    ///
-    /// The first `Err`, from the source or from any future, ends the run. From the
-    /// moment the adapter sees it, nothing more is pulled or started, every
-    /// running future and waiting item is dropped at once, and the outputs that
-    /// may still be yielded in order are yielded (unordered, every output that
-    /// completed before the error; [ordered](BoundedBuffered::ordered), the
-    /// complete prefix from the oldest unyielded position: an earlier item still
-    /// running does not make the error wait, it is cancelled). Then the `Err` is
-    /// yielded, then `None` forever. See [Failure and shutdown](crate#failure-and-shutdown)
-    /// for how this compares with `bounded` and [`close`](BoundedBuffered::close).
-    ///
-    /// The budgets, [`ordered`](BoundedBuffered::ordered),
-    /// [`stats`](BoundedBuffered::stats), [`close`](BoundedBuffered::close) and
-    /// [`spawn_on`](BoundedBuffered::spawn_on) work as for `bounded`.
-    ///
-    /// # Panics
-    ///
-    /// If `workers` is 0: no future could ever run, and the stream would hang.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bounded_buffered::BoundedStreamExt;
-    /// use futures::{StreamExt, TryStreamExt, stream};
-    ///
-    /// # futures::executor::block_on(async {
-    /// let parsed: Result<Vec<u32>, String> = stream::iter(["1", "2", "x", "4"])
-    ///     .map(|text| Ok::<_, String>(async move {
-    ///         text.parse::<u32>().map_err(|_| format!("not a number: {text}"))
-    ///     }))
-    ///     .try_bounded(2, 2)
-    ///     .ordered(2)
-    ///     .try_collect()
-    ///     .await;
-    /// assert_eq!(parsed, Err("not a number: x".to_string()));
-    /// # });
-    /// ```
-    #[track_caller]
-    fn try_bounded(self, workers: usize, waiting: usize) -> TryBoundedBuffered<Self>
-    where
-        Self: TryFutureStream + Sized,
-    {
-        TryBoundedBuffered::new(self, workers, waiting)
-    }
-}
-
-impl<S: Stream + ?Sized> BoundedStreamExt for S {}

@@ -3,15 +3,19 @@
 //! [`BoundedBuffered::metrics`](crate::BoundedBuffered::metrics) for the list,
 //! and why the names are fixed).
 //!
-//! Nothing here runs per item. The stream publishes once per `poll_next` in
-//! place and once per lock section spawned ([`Metrics::publish`]): it hands
-//! over a snapshot of its stats, and the exporter sets each gauge that moved
-//! since the last publish and adds to each counter what its total gained. So
-//! ten items completed in one poll are one `increment(10)`, and a poll that
-//! changed nothing calls nothing. The only calls that follow the number of
-//! items are the histograms': one `record_many` per run of equal durations
-//! the clock recorded (it is read once per poll, so many items of one poll
-//! share a reading), kept by [`Samples`] until the next publish.
+//! Nothing here runs per item. The stream publishes when it comes to rest
+//! (in place, a poll that returns `Pending` or the end; spawned, a lock
+//! section that leaves the consumer waiting, or the end of the run) and
+//! otherwise once per [`PUBLISH_EVERY`] polls or sections ([`Metrics::publish`]):
+//! it hands over a snapshot of its stats, and the exporter sets each gauge
+//! that moved since the last publish and adds to each counter what its total
+//! gained. So ten items completed between two publishes are one
+//! `increment(10)`, and a publish that changed nothing calls nothing. The
+//! histograms' samples are counted per bucket of the stream's own histograms
+//! ([`Samples`]) and recorded at the next publish, one `record_many` per
+//! bucket hit, at the bucket's top (at most 1/64 above the sample, never
+//! below); so the calls follow the buckets a run's durations touch, not its
+//! items.
 //!
 //! The handles are registered, and the names described, when `.metrics` is
 //! called (and when a later builder call adds timings or keys or weights):
@@ -29,6 +33,27 @@ use crate::clock::Clocking;
 use crate::observe::Kind;
 use crate::stats::Stats;
 use crate::timings::{BUCKETS_IN_ALL, top};
+
+/// Bucket bounds, in seconds, for the histograms `.metrics` exports
+/// (`bounded_wait_seconds`, `bounded_run_seconds`, `bounded_held_seconds`):
+/// from 100 µs to a minute, about three per power of ten. Without buckets
+/// the Prometheus exporter renders a histogram as a summary, whose quantiles
+/// cannot be aggregated across streams or instances.
+///
+/// With `metrics-exporter-prometheus`, give them to the builder:
+/// `PrometheusBuilder::new().set_buckets_for_metric(Matcher::Prefix("bounded_".into()),
+/// bounded_buffered::HISTOGRAM_BUCKETS)`.
+///
+/// # Examples
+///
+/// ```
+/// let buckets = bounded_buffered::HISTOGRAM_BUCKETS;
+/// assert!(buckets.is_sorted() && buckets[0] == 0.000_1 && buckets[buckets.len() - 1] == 60.0);
+/// ```
+pub const HISTOGRAM_BUCKETS: &[f64] = &[
+    0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+    5.0, 10.0, 30.0, 60.0,
+];
 
 /// The gauges the stream publishes, in [`gauge_values`] order: the counts,
 /// then those of the key rule and of the weight budgets.

@@ -19,6 +19,8 @@ mod trace;
 #[cfg(not(feature = "metrics"))]
 pub(crate) use self::inert::{LimitSeries, Metrics, Samples};
 #[cfg(feature = "metrics")]
+pub use self::metrics::HISTOGRAM_BUCKETS;
+#[cfg(feature = "metrics")]
 pub(crate) use self::metrics::{LimitSeries, Metrics, Samples};
 
 #[cfg(not(feature = "tracing"))]
