@@ -23,6 +23,7 @@ use pin_project_lite::pin_project;
 
 use crate::expiry::MaxWait;
 use crate::observe::{Kind, Samples};
+use crate::time::Time;
 use crate::timings::Timings;
 
 mod sealed {
@@ -91,6 +92,21 @@ pub trait Clocking: sealed::Sealed + Send + Sync + Unpin + 'static {
     #[doc(hidden)]
     fn drain_samples(&mut self, f: &mut dyn FnMut(usize, u64, usize));
 
+    /// Whether `clock` gave the stream the caller's own clock.
+    #[doc(hidden)]
+    fn has_own_clock(&self) -> bool {
+        false
+    }
+
+    /// The time budgets, with this poll's reading, if the stream has any
+    /// (never for [`Untimed`]: every branch on them compiles away).
+    #[doc(hidden)]
+    fn time(&self) -> Option<&Time>;
+
+    /// The same, to apply them.
+    #[doc(hidden)]
+    fn time_mut(&mut self) -> Option<&mut Time>;
+
     /// The same settings on a clock: how `max_wait`, `timed` and `clock` turn an
     /// [`Untimed`] stream into a [`Clocked`] one, and keep what a [`Clocked`]
     /// one had.
@@ -145,9 +161,21 @@ impl Clocking for Untimed {
 
     fn drain_samples(&mut self, _: &mut dyn FnMut(usize, u64, usize)) {}
 
+    #[inline(always)]
+    fn time(&self) -> Option<&Time> {
+        None
+    }
+
+    #[inline(always)]
+    fn time_mut(&mut self) -> Option<&mut Time> {
+        None
+    }
+
     fn into_clocked(self) -> Clocked {
         Clocked {
             now: Box::new(Instant::now),
+            own_clock: false,
+            time: None,
             epoch: None,
             read: None,
             max_wait: None,
@@ -163,9 +191,16 @@ impl Clocking for Untimed {
 /// [`adaptive`](crate::BoundedBuffered::adaptive) or
 /// [`clock`](crate::BoundedBuffered::clock).
 pub struct Clocked {
-    /// `Instant::now` unless [`clock`](crate::BoundedBuffered::clock) gave
-    /// another (boxing a function item allocates nothing).
+    /// `Instant::now` unless [`clock`](crate::BoundedBuffered::clock) or
+    /// [`timer`](crate::BoundedBuffered::timer) gave another (boxing a
+    /// function item allocates nothing).
     now: Box<dyn Fn() -> Instant + Send + Sync>,
+    /// Whether `now` is the caller's own (`clock`): a timer brings its own
+    /// clock, and a stream has one notion of now.
+    own_clock: bool,
+    /// The run's deadline and the start rate, if any: then the clock is read
+    /// at the start of every poll, for their rules ([`crate::time`]).
+    time: Option<Box<Time>>,
     /// The first reading: stamps count nanoseconds from it, so that a duration
     /// is one subtraction of integers (and a stamp is 8 bytes, not 16).
     epoch: Option<Instant>,
@@ -220,6 +255,9 @@ impl Clocked {
             u64::try_from(now.saturating_duration_since(epoch).as_nanos()).unwrap_or(u64::MAX - 1);
         let tick = Tick::MIN.saturating_add(nanos);
         self.read = Some(tick);
+        if let Some(time) = &mut self.time {
+            time.read(now);
+        }
         tick
     }
 
@@ -243,6 +281,10 @@ impl Clocking for Clocked {
     #[inline]
     fn begin_poll(&mut self) {
         self.read = None;
+        if self.time.is_some() {
+            // The time budgets' rules ask for now without a `&mut`.
+            self.read_clock();
+        }
     }
 
     #[inline]
@@ -329,6 +371,20 @@ impl Clocking for Clocked {
         self.samples.drain(f);
     }
 
+    fn has_own_clock(&self) -> bool {
+        self.own_clock
+    }
+
+    #[inline]
+    fn time(&self) -> Option<&Time> {
+        self.time.as_deref()
+    }
+
+    #[inline]
+    fn time_mut(&mut self) -> Option<&mut Time> {
+        self.time.as_deref_mut()
+    }
+
     fn into_clocked(self) -> Self {
         self
     }
@@ -352,7 +408,23 @@ impl Clocked {
 
     pub(crate) fn with_clock(mut self, now: impl Fn() -> Instant + Send + Sync + 'static) -> Self {
         self.now = Box::new(now);
+        self.own_clock = true;
         self
+    }
+
+    /// The clock of a timer (`timer`): not the caller's own.
+    pub(crate) fn with_timer_clock(
+        mut self,
+        now: impl Fn() -> Instant + Send + Sync + 'static,
+    ) -> Self {
+        self.now = Box::new(now);
+        self.own_clock = false;
+        self
+    }
+
+    /// The time budgets, made empty if there were none.
+    pub(crate) fn time_budgets(&mut self) -> &mut Time {
+        self.time.get_or_insert_with(Box::default)
     }
 }
 

@@ -723,6 +723,7 @@ mod stats;
 mod sync;
 #[cfg(all(test, not(loom)))]
 mod tests;
+mod time;
 mod timings;
 mod wake;
 
@@ -745,4 +746,9 @@ pub use crate::shed::{NotRun, Rejected, Shed};
 pub use crate::spawn::SmolGlobal;
 pub use crate::spawn::{Spawnable, Spawned, Spawner};
 pub use crate::stats::Stats;
+#[cfg(feature = "tokio")]
+pub use crate::time::TokioTimer;
+pub use crate::time::{Cancelled, Deadline, DeadlineOf, DeadlinePassed, Late, Timer, Unfinished};
+#[cfg(feature = "smol")]
+pub use crate::time::{SmolSleep, SmolTimer};
 pub use crate::timings::{Histogram, Timings};

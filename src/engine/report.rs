@@ -28,6 +28,9 @@ impl<R: Types> Engine<R> {
             paused: workers_limit == 0,
             ..self.stats
         };
+        if let Some(time) = self.clock.time() {
+            stats.rate_waited = time.rate_waited();
+        }
         if R::Admission::APPLIES {
             let waiting = self.waiting.iter().map(|(_, future)| R::job(future));
             let (keys_running, blocked, [running, queued, peak_running, peak_queued]) =

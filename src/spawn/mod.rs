@@ -145,6 +145,7 @@
 //! [`Engine::take_ready`]: crate::engine::Engine::take_ready
 //! [`Io::cancel_running`]: crate::engine::Io::cancel_running
 
+mod alarm;
 mod shared;
 mod source;
 mod spawner;
@@ -168,6 +169,7 @@ use crate::engine::{Engine, SendSpec};
 use crate::limits::{Limits, Signal};
 use crate::stats::Stats;
 use crate::sync::Arc;
+use crate::time::Alarm;
 use crate::timings::Timings;
 
 #[cfg(feature = "smol")]
@@ -199,12 +201,12 @@ pub trait Spawnable: Stream + sealed::Sealed {
 /// engine moved here whole; `item` turns what the tasks settle into the
 /// stream's items.
 pub(crate) fn spawn<R: SendSpec, T: Send + 'static>(
-    (source, engine): (Pin<Box<R::Source>>, Engine<R>),
+    (source, engine, alarm): (Pin<Box<R::Source>>, Engine<R>, Option<Alarm>),
     executor: Box<dyn Spawner>,
     item: impl Fn(R::Item) -> T + Send + Sync + 'static,
 ) -> Spawned<T> {
     let settings = engine.settings().cloned();
-    let shared = Arc::new(Shared::new(source, engine));
+    let shared = Arc::new(Shared::new(source, engine, alarm));
     if let Some(settings) = settings {
         // Handles taken before the switch now reach the tasks.
         settings.redirect(Signal::Spawned(Shared::limits_target(&shared)));

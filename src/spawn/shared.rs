@@ -9,6 +9,7 @@ use std::task::{Context, Poll};
 use std::pin::Pin;
 
 use super::Outlet;
+use super::alarm::AlarmTask;
 use super::spawner::Spawner;
 use super::state::{Deferred, Failure, Handout, Leftovers, State, Untaken};
 use super::worker::Worker;
@@ -18,6 +19,7 @@ use crate::limits::{self, Limits, Retarget, Signal};
 use crate::observe::Span;
 use crate::stats::Stats;
 use crate::sync::{self, Arc, AtomicBool, Mutex, MutexGuard, Ordering, Weak};
+use crate::time::Alarm;
 use crate::timings::Timings;
 
 pub(super) struct Shared<R: SendSpec> {
@@ -31,16 +33,23 @@ pub(super) struct Shared<R: SendSpec> {
     /// The span current at `spawn_on`, entered by the tasks while they poll
     /// (feature `tracing`; nothing without it).
     span: Span,
+    /// The stream's timer, until the first poll spawns the alarm task on it.
+    alarm: Mutex<Option<Alarm>>,
 }
 
 impl<R: SendSpec> Shared<R> {
     /// The shared state of a stream whose engine `spawn_on` moved here.
-    pub(super) fn new(source: Pin<Box<R::Source>>, engine: Engine<R>) -> Self {
+    pub(super) fn new(
+        source: Pin<Box<R::Source>>,
+        engine: Engine<R>,
+        alarm: Option<Alarm>,
+    ) -> Self {
         Self {
             state: Mutex::new(State::new(source, engine)),
             cancelled: AtomicBool::new(false),
             spawner: Mutex::new(None),
             span: Span::current(),
+            alarm: Mutex::new(alarm),
         }
     }
 
@@ -78,7 +87,8 @@ impl<R: SendSpec> Shared<R> {
         let (result, deferred) = {
             let mut state = this.lock();
             state.begin_section();
-            let done = section(&mut state);
+            let mut done = section(&mut state);
+            state.check_alarm(&mut done.1);
             state.publish(&done.1);
             done
         };
@@ -86,7 +96,9 @@ impl<R: SendSpec> Shared<R> {
         let (result, deferred) = {
             let mut state = this.lock();
             state.begin_section();
-            section(&mut state)
+            let mut done = section(&mut state);
+            state.check_alarm(&mut done.1);
+            done
         };
         let handed_off = deferred.searcher.is_some() || deferred.spawn;
         // A cancellation's leftovers dropped here have nobody to re-raise a
@@ -111,6 +123,7 @@ impl<R: SendSpec> Shared<R> {
             leftovers,
             unreported,
             unwoken,
+            alarm,
         } = deferred;
         if leftovers
             .as_ref()
@@ -126,6 +139,9 @@ impl<R: SendSpec> Shared<R> {
         }
         if let Some(consumer) = consumer {
             consumer.wake();
+        }
+        if let Some(alarm) = alarm {
+            alarm.wake();
         }
         if spawn {
             Self::spawn_counted(this);
@@ -244,9 +260,13 @@ fn release<R: SendSpec>(leftovers: Leftovers<R>, destructors: &mut Destructors) 
         held,
         tasks,
         consumer,
+        alarm,
     } = leftovers;
     for task in &tasks {
         task.waker.wake();
+    }
+    if let Some(alarm) = alarm {
+        alarm.wake();
     }
     if let Some(consumer) = consumer {
         consumer.wake();
@@ -283,6 +303,16 @@ impl<R: SendSpec> Outlet<R::Item> for Arc<Shared<R>> {
     }
 
     fn start(&self, spawner: Box<dyn Spawner>) {
+        // The alarm task first: the first section may need it armed.
+        let alarm = self.alarm.lock().take();
+        if let Some(alarm) = alarm {
+            let task = Box::pin(AlarmTask::new(Arc::clone(self), alarm));
+            if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| spawner.spawn(task))) {
+                *self.spawner.lock() = Some(spawner);
+                Shared::fail(self, Failure::Panicked(payload));
+                return;
+            }
+        }
         *self.spawner.lock() = Some(spawner);
         Shared::section(self, |state| ((), state.begin()));
     }

@@ -14,7 +14,9 @@ use std::any::Any;
 use std::collections::VecDeque;
 use std::pin::Pin;
 use std::task::{Context, Waker};
+use std::time::Instant;
 
+use super::alarm::Wake;
 use super::source::{Pull, Source};
 use super::tasks::{TaskHandle, Tasks};
 use crate::engine::{Discarded, Ending, Engine, Io, Outcome, Pulled, SendSpec, Stamp, Start};
@@ -64,6 +66,8 @@ pub(super) struct Leftovers<R: SendSpec> {
     pub(super) held: Vec<Outcome<R>>,
     pub(super) tasks: Vec<Arc<TaskHandle>>,
     pub(super) consumer: Option<Waker>,
+    /// The alarm task, told to end.
+    pub(super) alarm: Option<Waker>,
 }
 
 /// The work a lock section leaves for after the lock is released.
@@ -89,6 +93,8 @@ pub(super) struct Deferred<R: SendSpec> {
     /// A waker let go without a wake, dropped outside the lock (a waker's
     /// drop is executor code).
     pub(super) unwoken: Option<Waker>,
+    /// The alarm task, to sleep until an earlier instant than it does.
+    pub(super) alarm: Option<Waker>,
 }
 
 impl<R: SendSpec> Deferred<R> {
@@ -102,6 +108,7 @@ impl<R: SendSpec> Deferred<R> {
             leftovers: None,
             unreported: None,
             unwoken: None,
+            alarm: None,
         }
     }
 
@@ -114,6 +121,7 @@ impl<R: SendSpec> Deferred<R> {
                 held: Vec::new(),
                 tasks: Vec::new(),
                 consumer: None,
+                alarm: None,
             })
         })
     }
@@ -129,6 +137,13 @@ pub(super) struct Port<R: SendSpec> {
     failure: Option<Failure>,
     /// The tasks were told to stop: set once, when the run is over.
     cancelled: bool,
+    /// With deadlines: the input position of the item each task runs, by
+    /// task, for the run's deadline to say which it cancelled.
+    running: Vec<Option<u64>>,
+    /// The alarm task's waker while it sleeps (stream with a timer), and the
+    /// instant it sleeps until: a section that needs it earlier wakes it.
+    alarm: Option<Waker>,
+    alarm_at: Option<Instant>,
 }
 
 impl<R: SendSpec> Port<R> {
@@ -143,6 +158,7 @@ impl<R: SendSpec> Port<R> {
         leftovers.source = self.source.take();
         leftovers.tasks = self.tasks.end_all();
         leftovers.consumer = self.consumer.take();
+        leftovers.alarm = self.alarm.take();
     }
 
     /// Takes the parked consumer's waker, to be woken after the lock, unless
@@ -188,7 +204,10 @@ impl<R: SendSpec> Io<R> for Section<'_, '_, R> {
         }
     }
 
-    fn cancel_running(&mut self) {
+    fn cancel_running(&mut self, each: &mut dyn FnMut(u64)) {
+        for position in self.port.running.iter_mut().filter_map(Option::take) {
+            each(position);
+        }
         self.port.cancel(self.deferred);
     }
 
@@ -219,6 +238,9 @@ impl<R: SendSpec> State<R> {
                 consumer: None,
                 failure: None,
                 cancelled: false,
+                running: Vec::new(),
+                alarm: None,
+                alarm_at: None,
             },
         }
     }
@@ -314,6 +336,9 @@ impl<R: SendSpec> State<R> {
         if let Some(failure) = self.port.failure.take() {
             return (Handout::Failed(failure), deferred);
         }
+        if self.engine.deadline_due() && !self.port.cancelled {
+            self.with(&mut deferred, None, |engine, io| engine.pass_deadline(io));
+        }
         if let Some((outcome, unstarted)) = self.engine.hand_out() {
             self.dispatch(&mut deferred);
             if unstarted {
@@ -406,6 +431,7 @@ impl<R: SendSpec> State<R> {
             return (Err(output), deferred);
         }
         let (position, started) = start;
+        self.runs(index, None);
         match self.engine.complete(position, started, output) {
             Ok(ready) => {
                 if ready {
@@ -469,7 +495,7 @@ impl<R: SendSpec> State<R> {
         if !self.port.cancelled {
             self.with(deferred, None, |engine, io| {
                 engine.abandon(io);
-                io.cancel_running();
+                io.cancel_running(&mut |_| {});
             });
         }
     }
@@ -511,7 +537,10 @@ impl<R: SendSpec> State<R> {
             engine.next_start(io)
         });
         let next = match start {
-            Some(start) => Next::Start(start),
+            Some(start) => {
+                self.runs(index, Some(start.position));
+                Next::Start(start)
+            }
             None if self.port.cancelled => return Next::Stop,
             None => {
                 self.port.tasks.park(index);
@@ -526,6 +555,7 @@ impl<R: SendSpec> State<R> {
             // only: in place, an item taken is polled at once, before any
             // later pull.
             if let Next::Start(start) = next {
+                self.runs(index, None);
                 let leftovers = deferred.leftovers();
                 leftovers.waiting.push_back((start.started.0, start.future));
             }
@@ -584,6 +614,59 @@ impl<R: SendSpec> State<R> {
             deferred.searcher = waker;
         } else if let Some(waker) = tasks.wake_busy_to_refill() {
             deferred.refill = waker;
+        }
+    }
+
+    /// Notes the item task `index` runs (with deadlines only: the run's
+    /// deadline reports each by its position).
+    #[inline(always)]
+    fn runs(&mut self, index: usize, position: Option<u64>) {
+        if Engine::<R>::DEADLINES {
+            if self.port.running.len() <= index {
+                self.port.running.resize(index + 1, None);
+            }
+            self.port.running[index] = position;
+        }
+    }
+
+    /// The alarm task's section: its time came (or it was woken to look).
+    /// The run stops if its deadline passed; a start a token freed gets a
+    /// task. Then it sleeps until the engine's next alarm, if any, with its
+    /// waker kept for a section that needs it sooner.
+    pub(super) fn alarm(&mut self, waker: &Waker) -> (Wake, Deferred<R>) {
+        let mut deferred = Deferred::new();
+        if !self.port.cancelled && self.engine.deadline_due() {
+            self.with(&mut deferred, None, |engine, io| engine.pass_deadline(io));
+            if self.engine.take_ready() {
+                self.port.wake_consumer(&mut deferred);
+            }
+        }
+        if self.port.cancelled {
+            deferred.unwoken = self.port.alarm.take();
+            return (Wake::Stop, deferred);
+        }
+        self.dispatch(&mut deferred);
+        let at = self.engine.alarm();
+        match &mut self.port.alarm {
+            Some(parked) => parked.clone_from(waker),
+            None => self.port.alarm = Some(waker.clone()),
+        }
+        self.port.alarm_at = at;
+        (at.map_or(Wake::Idle, Wake::At), deferred)
+    }
+
+    /// At the end of every section of a stream with a timer: if the engine
+    /// now needs waking sooner than the alarm task sleeps, it is woken to
+    /// sleep until then.
+    #[inline]
+    pub(super) fn check_alarm(&mut self, deferred: &mut Deferred<R>) {
+        if self.port.alarm.is_none() {
+            return;
+        }
+        if let Some(at) = self.engine.alarm() {
+            if self.port.alarm_at.is_none_or(|armed| at < armed) {
+                deferred.alarm = self.port.alarm.take();
+            }
         }
     }
 
