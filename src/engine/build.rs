@@ -239,8 +239,11 @@ where
         engine
     }
 
-    /// See `BoundedBuffered::rate`.
+    /// See `BoundedBuffered::rate`: the handles taken already can change it.
     pub(crate) fn rate(self, n: u32, per: Duration) -> Engine<Of<S, P, Clocked, N, A>> {
+        if let Some(settings) = self.limits.get() {
+            settings.set_initial_rate((n, per));
+        }
         self.reclock(|clock| {
             let mut clock = clock.into_clocked();
             clock.time_budgets().set_rate(n, per);

@@ -159,11 +159,11 @@ impl Time {
         Duration::from_nanos(self.blocked.saturating_add(going))
     }
 
-    /// Sets the rate (a new one starts with a full bucket; a changed one
-    /// keeps what it owed).
+    /// Sets the rate: a new one starts with a full bucket; a changed one
+    /// keeps the tokens it holds or owes ([`Rate::set`]).
     pub(crate) fn set_rate(&mut self, n: u32, per: Duration) {
         match &mut self.rate {
-            Some(rate) => rate.set(n, per),
+            Some(rate) => rate.set(n, per, self.now_ns),
             None => self.rate = Some(Rate::new(n, per)),
         }
     }
@@ -180,9 +180,5 @@ impl Time {
 
     pub(crate) fn has_rate(&self) -> bool {
         self.rate.is_some()
-    }
-
-    pub(crate) fn has_deadline(&self) -> bool {
-        self.deadline.is_some()
     }
 }

@@ -57,13 +57,24 @@ impl Rate {
         self.burst = burst;
     }
 
-    /// A new rate, from now on: what the bucket owes (starts made ahead of
-    /// the old rate) is carried over in time, not in starts.
-    pub(crate) fn set(&mut self, n: u32, per: Duration) {
-        let owed = self.tat.div_ceil(u128::from(self.n));
+    /// A new rate at `now`: the bucket keeps the tokens it holds or owes,
+    /// counted in starts, and refills at the new rate from now on (so a
+    /// raise shortens the wait for the next token at once).
+    pub(crate) fn set(&mut self, n: u32, per: Duration, now: u64) {
+        let per = nanos(per);
+        let now_old = u128::from(now) * u128::from(self.n);
+        let now_new = u128::from(now) * u128::from(n);
+        // Ahead of now, or behind it (tokens saved up, capped by the burst
+        // when they are used), in the old rate's units: `per` per start.
+        self.tat = if self.tat >= now_old {
+            let ahead = self.tat - now_old;
+            now_new + (ahead * u128::from(per)).div_ceil(u128::from(self.per))
+        } else {
+            let behind = now_old - self.tat;
+            now_new.saturating_sub(behind * u128::from(per) / u128::from(self.per))
+        };
         self.n = n;
-        self.per = nanos(per);
-        self.tat = owed * u128::from(n);
+        self.per = per;
     }
 
     /// The slack the burst gives, times `n`.
@@ -137,20 +148,24 @@ mod tests {
         }
     }
 
-    /// Contract: a rate changed mid-run applies from then on, keeping what
-    /// the bucket owed in time.
+    /// Contract: a rate changed mid-run keeps the tokens the bucket holds
+    /// or owes, counted in starts, and refills at the new rate from then on.
     #[test]
-    fn a_new_rate_keeps_what_was_owed_in_time() {
+    fn a_new_rate_keeps_the_tokens_owed() {
         let mut rate = Rate::new(10, Duration::from_nanos(1_000));
         for _ in 0..5 {
             let next = rate.next();
             rate.take(next);
         }
-        // Five starts 100 ns apart: the next at 500.
+        // Five starts 100 ns apart: the next at 500, owed in full at 450.
         assert_eq!(rate.next(), 500);
-        rate.set(1, Duration::from_nanos(1_000));
-        assert_eq!(rate.next(), 500);
-        rate.take(500);
-        assert_eq!(rate.next(), 1_500);
+        rate.set(1, Duration::from_nanos(1_000), 450);
+        // Half a start owed, now at 1,000 ns a start.
+        assert_eq!(rate.next(), 950);
+        rate.take(950);
+        assert_eq!(rate.next(), 1_950);
+        // Faster again, 100 ns into the wait: 900 ns of it left, a tenth.
+        rate.set(10, Duration::from_nanos(1_000), 1_050);
+        assert_eq!(rate.next(), 1_140);
     }
 }
