@@ -36,6 +36,17 @@ mod sealed {
 /// `Sync` and `Unpin`, so they add nothing to what the stream needs of its
 /// items for those.
 pub trait Clocking: sealed::Sealed + Send + Sync + Unpin + 'static {
+    /// Whether the stream reads a clock at all: only such a stream can have
+    /// time budgets, and so a timer to arm.
+    #[doc(hidden)]
+    const TIMED: bool;
+
+    /// A flag only a stream that reads a clock keeps: `bool`, or `()` (of
+    /// size zero, always down) for one that does not, so that what carries
+    /// it costs the others nothing.
+    #[doc(hidden)]
+    type Flag: Flag;
+
     /// What an item carries to remember when something happened to it.
     #[doc(hidden)]
     type Stamp: Copy + Default + Send + Sync + Unpin + 'static;
@@ -114,6 +125,36 @@ pub trait Clocking: sealed::Sealed + Send + Sync + Unpin + 'static {
     fn into_clocked(self) -> Clocked;
 }
 
+/// See [`Clocking::Flag`]. Public only because that trait names it; it
+/// cannot be named from outside.
+#[doc(hidden)]
+pub trait Flag: Copy + Default + Send + Sync + Unpin + 'static {
+    fn raise(&mut self);
+    fn is_raised(self) -> bool;
+}
+
+impl Flag for () {
+    #[inline(always)]
+    fn raise(&mut self) {}
+
+    #[inline(always)]
+    fn is_raised(self) -> bool {
+        false
+    }
+}
+
+impl Flag for bool {
+    #[inline(always)]
+    fn raise(&mut self) {
+        *self = true;
+    }
+
+    #[inline(always)]
+    fn is_raised(self) -> bool {
+        self
+    }
+}
+
 /// A stream that never reads a clock (the default).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Untimed;
@@ -121,6 +162,8 @@ pub struct Untimed;
 impl sealed::Sealed for Untimed {}
 
 impl Clocking for Untimed {
+    const TIMED: bool = false;
+    type Flag = ();
     type Stamp = ();
 
     #[inline(always)]
@@ -250,15 +293,27 @@ impl Clocked {
 
     fn read_clock(&mut self) -> Tick {
         let now = (self.now)();
+        self.take_reading(now)
+    }
+
+    fn take_reading(&mut self, now: Instant) -> Tick {
         let epoch = *self.epoch.get_or_insert(now);
         let nanos =
             u64::try_from(now.saturating_duration_since(epoch).as_nanos()).unwrap_or(u64::MAX - 1);
         let tick = Tick::MIN.saturating_add(nanos);
         self.read = Some(tick);
+        tick
+    }
+
+    /// A stream with time budgets reads the clock as each poll begins, for
+    /// their rules, which ask for now without a `&mut`.
+    #[cold]
+    fn read_for_time(&mut self) {
+        let now = (self.now)();
+        self.take_reading(now);
         if let Some(time) = &mut self.time {
             time.read(now);
         }
-        tick
     }
 
     /// Now, if `needed`; `None` (and no reading) otherwise.
@@ -275,6 +330,8 @@ impl Clocked {
 }
 
 impl Clocking for Clocked {
+    const TIMED: bool = true;
+    type Flag = bool;
     /// `None` where nothing needs the time: no reading is taken for it.
     type Stamp = Option<Tick>;
 
@@ -282,8 +339,7 @@ impl Clocking for Clocked {
     fn begin_poll(&mut self) {
         self.read = None;
         if self.time.is_some() {
-            // The time budgets' rules ask for now without a `&mut`.
-            self.read_clock();
+            self.read_for_time();
         }
     }
 

@@ -240,6 +240,7 @@ impl<R: Spec> Engine<R> {
 
     /// Whether a start is free and there is an item for it, or one may be
     /// pulled for it: what a driver asks before it sends for a worker.
+    #[inline]
     pub(crate) fn has_start(&self) -> bool {
         self.may_start() && self.has_item_to_start()
     }
@@ -247,6 +248,7 @@ impl<R: Spec> Engine<R> {
     /// Whether an item could start if a start were free: one waiting that
     /// the rules allow, or one the source may give. (Past the run's deadline
     /// nothing waits and nothing is pulled.)
+    #[inline]
     pub(crate) fn has_item_to_start(&self) -> bool {
         if !self.admitted() {
             return !self.waiting.is_empty() || self.life.may_pull();

@@ -41,8 +41,10 @@ impl<R: SendSpec> Future for AlarmTask<R> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = &mut *self;
+        // Before the section: a wake after it reaches this poll's waker.
+        this.shared.alarm_waker.register(cx.waker());
         loop {
-            match Shared::section(&this.shared, |state| state.alarm(cx.waker())) {
+            match Shared::section(&this.shared, |state| state.alarm()) {
                 Wake::Stop => {
                     this.alarm.disarm();
                     return Poll::Ready(());

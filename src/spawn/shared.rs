@@ -14,11 +14,12 @@ use super::spawner::Spawner;
 use super::state::{Deferred, Failure, Handout, Leftovers, State, Untaken};
 use super::worker::Worker;
 use crate::budget::Budgets;
+use crate::clock::{Clocking, Flag};
 use crate::engine::{Engine, SendSpec};
 use crate::limits::{self, Limits, Retarget, Signal};
 use crate::observe::Span;
 use crate::stats::Stats;
-use crate::sync::{self, Arc, AtomicBool, Mutex, MutexGuard, Ordering, Weak};
+use crate::sync::{self, Arc, AtomicBool, AtomicWaker, Mutex, MutexGuard, Ordering, Weak};
 use crate::time::Alarm;
 use crate::timings::Timings;
 
@@ -35,6 +36,9 @@ pub(super) struct Shared<R: SendSpec> {
     span: Span,
     /// The stream's timer, until the first poll spawns the alarm task on it.
     alarm: Mutex<Option<Alarm>>,
+    /// The alarm task's waker, registered at the start of its every poll,
+    /// woken after a section that needs it sooner, and at the cancellation.
+    pub(super) alarm_waker: AtomicWaker,
 }
 
 impl<R: SendSpec> Shared<R> {
@@ -50,6 +54,7 @@ impl<R: SendSpec> Shared<R> {
             spawner: Mutex::new(None),
             span: Span::current(),
             alarm: Mutex::new(alarm),
+            alarm_waker: AtomicWaker::new(),
         }
     }
 
@@ -88,7 +93,9 @@ impl<R: SendSpec> Shared<R> {
             let mut state = this.lock();
             state.begin_section();
             let mut done = section(&mut state);
-            state.check_alarm(&mut done.1);
+            if <R::Clock as Clocking>::TIMED {
+                state.check_alarm(&mut done.1);
+            }
             state.publish(&done.1);
             done
         };
@@ -97,7 +104,9 @@ impl<R: SendSpec> Shared<R> {
             let mut state = this.lock();
             state.begin_section();
             let mut done = section(&mut state);
-            state.check_alarm(&mut done.1);
+            if <R::Clock as Clocking>::TIMED {
+                state.check_alarm(&mut done.1);
+            }
             done
         };
         let handed_off = deferred.searcher.is_some() || deferred.spawn;
@@ -123,7 +132,7 @@ impl<R: SendSpec> Shared<R> {
             leftovers,
             unreported,
             unwoken,
-            alarm,
+            wake_alarm,
         } = deferred;
         if leftovers
             .as_ref()
@@ -140,15 +149,17 @@ impl<R: SendSpec> Shared<R> {
         if let Some(consumer) = consumer {
             consumer.wake();
         }
-        if let Some(alarm) = alarm {
-            alarm.wake();
+        // Only a stream that reads a clock has an alarm task: the flag is
+        // nothing, and the check gone, for every other.
+        if wake_alarm.is_raised() {
+            this.alarm_waker.wake();
         }
         if spawn {
             Self::spawn_counted(this);
         }
         let mut destructors = Destructors::default();
         if let Some(leftovers) = leftovers {
-            release(*leftovers, &mut destructors);
+            release(*leftovers, &this.alarm_waker, &mut destructors);
         }
         drop(unreported);
         drop(unwoken);
@@ -252,20 +263,24 @@ impl Destructors {
 /// each drops its own future on its next poll. Each destructor is caught, so
 /// that the items after one that panics are still dropped; `destructors`
 /// keeps the first panic, for the caller to re-raise or swallow.
-fn release<R: SendSpec>(leftovers: Leftovers<R>, destructors: &mut Destructors) {
+fn release<R: SendSpec>(
+    leftovers: Leftovers<R>,
+    alarm: &AtomicWaker,
+    destructors: &mut Destructors,
+) {
     let Leftovers {
-        cancelled: _,
+        cancelled,
         source,
         waiting,
         held,
         tasks,
         consumer,
-        alarm,
     } = leftovers;
     for task in &tasks {
         task.waker.wake();
     }
-    if let Some(alarm) = alarm {
+    if cancelled {
+        // The alarm task, if any, ends too.
         alarm.wake();
     }
     if let Some(consumer) = consumer {

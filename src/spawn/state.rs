@@ -19,6 +19,7 @@ use std::time::Instant;
 use super::alarm::Wake;
 use super::source::{Pull, Source};
 use super::tasks::{TaskHandle, Tasks};
+use crate::clock::{Clocking, Flag};
 use crate::engine::{Discarded, Ending, Engine, Io, Outcome, Pulled, SendSpec, Stamp, Start};
 use crate::limits::{Limits, Signal};
 use crate::stats::Stats;
@@ -66,8 +67,6 @@ pub(super) struct Leftovers<R: SendSpec> {
     pub(super) held: Vec<Outcome<R>>,
     pub(super) tasks: Vec<Arc<TaskHandle>>,
     pub(super) consumer: Option<Waker>,
-    /// The alarm task, told to end.
-    pub(super) alarm: Option<Waker>,
 }
 
 /// The work a lock section leaves for after the lock is released.
@@ -93,8 +92,10 @@ pub(super) struct Deferred<R: SendSpec> {
     /// A waker let go without a wake, dropped outside the lock (a waker's
     /// drop is executor code).
     pub(super) unwoken: Option<Waker>,
-    /// The alarm task, to sleep until an earlier instant than it does.
-    pub(super) alarm: Option<Waker>,
+    /// The alarm task must sleep until an earlier instant than it does: wake
+    /// it (its waker is outside the lock, in [`Shared`](super::shared::Shared)).
+    /// Of size zero for a stream that reads no clock, which has no alarm.
+    pub(super) wake_alarm: <R::Clock as Clocking>::Flag,
 }
 
 impl<R: SendSpec> Deferred<R> {
@@ -108,7 +109,7 @@ impl<R: SendSpec> Deferred<R> {
             leftovers: None,
             unreported: None,
             unwoken: None,
-            alarm: None,
+            wake_alarm: Default::default(),
         }
     }
 
@@ -121,7 +122,6 @@ impl<R: SendSpec> Deferred<R> {
                 held: Vec::new(),
                 tasks: Vec::new(),
                 consumer: None,
-                alarm: None,
             })
         })
     }
@@ -140,9 +140,10 @@ pub(super) struct Port<R: SendSpec> {
     /// With deadlines: the input position of the item each task runs, by
     /// task, for the run's deadline to say which it cancelled.
     running: Vec<Option<u64>>,
-    /// The alarm task's waker while it sleeps (stream with a timer), and the
-    /// instant it sleeps until: a section that needs it earlier wakes it.
-    alarm: Option<Waker>,
+    /// Whether the alarm task (a stream with a timer) sleeps, not woken
+    /// since, and the instant it sleeps until: a section that needs it
+    /// earlier wakes it.
+    alarm_sleeps: bool,
     alarm_at: Option<Instant>,
 }
 
@@ -158,7 +159,6 @@ impl<R: SendSpec> Port<R> {
         leftovers.source = self.source.take();
         leftovers.tasks = self.tasks.end_all();
         leftovers.consumer = self.consumer.take();
-        leftovers.alarm = self.alarm.take();
     }
 
     /// Takes the parked consumer's waker, to be woken after the lock, unless
@@ -239,7 +239,7 @@ impl<R: SendSpec> State<R> {
                 failure: None,
                 cancelled: false,
                 running: Vec::new(),
-                alarm: None,
+                alarm_sleeps: false,
                 alarm_at: None,
             },
         }
@@ -631,9 +631,9 @@ impl<R: SendSpec> State<R> {
 
     /// The alarm task's section: its time came (or it was woken to look).
     /// The run stops if its deadline passed; a start a token freed gets a
-    /// task. Then it sleeps until the engine's next alarm, if any, with its
-    /// waker kept for a section that needs it sooner.
-    pub(super) fn alarm(&mut self, waker: &Waker) -> (Wake, Deferred<R>) {
+    /// task. Then it sleeps until the engine's next alarm, if any; a section
+    /// that needs it sooner wakes it ([`State::check_alarm`]).
+    pub(super) fn alarm(&mut self) -> (Wake, Deferred<R>) {
         let mut deferred = Deferred::new();
         if !self.port.cancelled && self.engine.deadline_due() {
             self.with(&mut deferred, None, |engine, io| engine.pass_deadline(io));
@@ -642,30 +642,28 @@ impl<R: SendSpec> State<R> {
             }
         }
         if self.port.cancelled {
-            deferred.unwoken = self.port.alarm.take();
+            self.port.alarm_sleeps = false;
             return (Wake::Stop, deferred);
         }
         self.dispatch(&mut deferred);
         let at = self.engine.alarm();
-        match &mut self.port.alarm {
-            Some(parked) => parked.clone_from(waker),
-            None => self.port.alarm = Some(waker.clone()),
-        }
+        self.port.alarm_sleeps = true;
         self.port.alarm_at = at;
         (at.map_or(Wake::Idle, Wake::At), deferred)
     }
 
-    /// At the end of every section of a stream with a timer: if the engine
-    /// now needs waking sooner than the alarm task sleeps, it is woken to
-    /// sleep until then.
+    /// At the end of every section: if the alarm task sleeps and the engine
+    /// now needs waking sooner than it sleeps until, it is woken to sleep
+    /// until then. (One flag read for a stream without a timer.)
     #[inline]
     pub(super) fn check_alarm(&mut self, deferred: &mut Deferred<R>) {
-        if self.port.alarm.is_none() {
+        if !self.port.alarm_sleeps {
             return;
         }
         if let Some(at) = self.engine.alarm() {
             if self.port.alarm_at.is_none_or(|armed| at < armed) {
-                deferred.alarm = self.port.alarm.take();
+                self.port.alarm_sleeps = false;
+                deferred.wake_alarm.raise();
             }
         }
     }
