@@ -43,7 +43,7 @@ impl<R: Spec> Engine<R> {
     /// only the rate refused it, and the time waited for a token counts from
     /// now.
     #[inline]
-    pub(super) fn note_rate_wait(&mut self) {
+    pub(crate) fn note_rate_wait(&mut self) {
         let waits = self
             .clock
             .time()

@@ -582,10 +582,16 @@ impl<R: SendSpec> State<R> {
     /// next one itself if work is left once it took its item, so a burst of
     /// freed starts costs one wake, not one per start.
     fn dispatch(&mut self, deferred: &mut Deferred<R>) {
-        let tasks = &mut self.port.tasks;
-        if self.port.cancelled || tasks.is_searching() || !self.engine.has_start() {
+        if self.port.cancelled || self.port.tasks.is_searching() {
             return;
         }
+        if !self.engine.has_start() {
+            // A start the rate alone refuses waits for a token from now
+            // (the engine's rule; nothing for a stream without a rate).
+            self.engine.note_rate_wait();
+            return;
+        }
+        let tasks = &mut self.port.tasks;
         if let Some(waker) = tasks.wake_idle() {
             deferred.searcher = waker;
         } else if tasks.len() < self.engine.budgets().workers {
