@@ -145,15 +145,13 @@ pub trait Unstarted<F>: sealed::Sealed + Sized {
 
     /// An item cancelled at the run's deadline, if this type holds one.
     #[doc(hidden)]
-    fn cancelled(cancelled: Cancelled) -> Option<Self> {
-        drop(cancelled);
+    fn cancelled(_: Cancelled) -> Option<Self> {
         None
     }
 
     /// The run's deadline, as its last outcome, if this type holds one.
     #[doc(hidden)]
-    fn deadline_passed(end: DeadlinePassed) -> Option<Self> {
-        drop(end);
+    fn deadline_passed(_: DeadlinePassed) -> Option<Self> {
         None
     }
 }

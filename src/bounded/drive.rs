@@ -266,6 +266,7 @@ impl<R: Spec> InPlace<R> {
             engine.pass_deadline(&mut io);
         }
         let mut budget = POLL_BUDGET;
+        let mut timer_fired = false;
         loop {
             // 1. Poll the futures that were woken, and only those (oldest first),
             //    until none is or the budget is spent: a future that another's
@@ -336,6 +337,13 @@ impl<R: Spec> InPlace<R> {
             // again and go round.
             if let (Some(at), Some(alarm)) = (engine.alarm(), alarm.as_mut()) {
                 if alarm.poll_at(at, io.cx).is_ready() {
+                    // Once per poll: a fresh reading acts on what came due.
+                    // A timer that fires again at once (its clock ahead of
+                    // the stream's) gets a yield, not a spin.
+                    if std::mem::replace(&mut timer_fired, true) {
+                        io.cx.waker().wake_by_ref();
+                        return Poll::Pending;
+                    }
                     engine.begin_section();
                     if engine.deadline_due() {
                         engine.pass_deadline(&mut io);

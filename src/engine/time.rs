@@ -119,7 +119,19 @@ impl<R: Spec> Engine<R> {
         unsettled.sort_unstable_by_key(|(position, _)| *position);
         for (position, waiting) in unsettled {
             match waiting {
-                Some(future) => self.hold_late(future, deadline, position, false),
+                Some(future) => {
+                    // Its effective deadline is the earlier of its own and
+                    // the run's: an item whose own passed first says so (its
+                    // caller is gone: not one to retry).
+                    let own = self
+                        .item_deadline
+                        .map(|deadline_of| deadline_of(R::job(&future)))
+                        .filter(|&own| own <= deadline);
+                    match own {
+                        Some(own) => self.hold_late(future, own, position, true),
+                        None => self.hold_late(future, deadline, position, false),
+                    }
+                }
                 None => {
                     let Some(cancelled) = R::Unstarted::cancelled(Cancelled::new(position)) else {
                         unreachable!("only a stream with deadlines cancels at one");

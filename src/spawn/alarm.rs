@@ -43,6 +43,7 @@ impl<R: SendSpec> Future for AlarmTask<R> {
         let this = &mut *self;
         // Before the section: a wake after it reaches this poll's waker.
         this.shared.alarm_waker.register(cx.waker());
+        let mut fired = false;
         loop {
             match Shared::section(&this.shared, |state| state.alarm()) {
                 Wake::Stop => {
@@ -55,6 +56,12 @@ impl<R: SendSpec> Future for AlarmTask<R> {
                         return Poll::Pending;
                     }
                     // Its time came: a section with a fresh reading acts.
+                    // A timer that fires again at once (its clock ahead of
+                    // the stream's) gets a yield, not a spin.
+                    if std::mem::replace(&mut fired, true) {
+                        cx.waker().wake_by_ref();
+                        return Poll::Pending;
+                    }
                 }
             }
         }

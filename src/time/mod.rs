@@ -146,12 +146,13 @@ impl Time {
         }
     }
 
-    /// The rate in force, its burst, and how long starts waited for tokens
-    /// so far (counting a wait still going on).
+    /// The rate in force, `(n, per)`, and its burst.
     pub(crate) fn rate(&self) -> Option<((u32, Duration), u32)> {
         self.rate.as_ref().map(|rate| (rate.get(), rate.burst()))
     }
 
+    /// How long starts waited for tokens so far, counting a wait still
+    /// going on.
     pub(crate) fn rate_waited(&self) -> Duration {
         let going = self
             .blocked_since

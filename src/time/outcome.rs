@@ -62,7 +62,9 @@ impl<F> Late<F> {
     }
 
     /// Whether it was the item's own deadline ([`Deadline`](crate::Deadline)),
-    /// rather than the run's.
+    /// rather than the run's: its own had passed by the time a worker
+    /// picked it up, or, for an item still waiting when the run's deadline
+    /// passed, its own came first (its caller is gone: not one to retry).
     pub fn is_own(&self) -> bool {
         self.own
     }
@@ -71,6 +73,12 @@ impl<F> Late<F> {
     /// from its source, 1 for the next, and so on.
     pub fn position(&self) -> u64 {
         self.position
+    }
+
+    /// The item's future, never polled, borrowed: to look at the item (its
+    /// key, its deadline) before deciding what to do with it.
+    pub fn get_ref(&self) -> &F {
+        &self.future
     }
 
     /// The item's future, never polled.

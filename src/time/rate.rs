@@ -7,7 +7,7 @@
 //! empty, that is when `tat <= t + (b - 1) · per / n`, and it moves `tat`
 //! to `max(tat, t) + per / n`. So starts are spaced `per / n` apart once the
 //! burst is spent, and **in any window of length `per` at most `n + b - 1`
-//! start** (exactly `n` with the default burst of 1). Everything is kept
+//! starts** (exactly `n` with the default burst of 1). Everything is kept
 //! multiplied by `n`, in nanoseconds, so that `per / n` is never rounded and
 //! long runs do not drift.
 

@@ -241,11 +241,14 @@ struct Armed<T: Timer> {
     /// a stream stays `Sync` with a sleep that is not (a `Timer`'s sleep need
     /// only be `Send`): it is reached through `&mut` alone (`get_mut`), never
     /// locked, so it costs nothing.
-    sleep: Mutex<Option<(Instant, Pin<Box<T::Sleep>>)>>,
+    sleep: Mutex<Option<Sleeping<T::Sleep>>>,
 }
 
+/// A sleep, and the instant it was made for.
+type Sleeping<S> = (Instant, Pin<Box<S>>);
+
 impl<T: Timer> Armed<T> {
-    fn sleep(&mut self) -> &mut Option<(Instant, Pin<Box<T::Sleep>>)> {
+    fn sleep(&mut self) -> &mut Option<Sleeping<T::Sleep>> {
         // Never locked, so never poisoned.
         self.sleep.get_mut().unwrap_or_else(PoisonError::into_inner)
     }

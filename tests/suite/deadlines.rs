@@ -275,4 +275,42 @@ both_modes! {
             gates.check_all_dropped_once();
         }
     }
+
+    /// Point 33: an item still waiting when the run's deadline passes comes
+    /// back with the earlier of its own deadline and the run's: one whose
+    /// own came first says so (its caller is gone), the others carry the
+    /// run's (to retry).
+    fn a_waiting_item_late_at_the_run_deadline_names_the_deadline_that_came_first(mode) {
+        fresh();
+        let gates = Gates::new();
+        let start = now();
+        // Item 1's caller gave it 5 ms; item 2 has all the time in the world.
+        let own = move |id: usize| start + if id == 1 { ms(5) } else { ms(1_000) };
+        let mut run = drive!(
+            mode,
+            gates.source(3)
+                .map(move |gate| Deadline::new(own(gate.id()), gate))
+                .bounded(1, 2)
+                .item_deadlines()
+                .timer(HandTimer)
+                .deadline(start + ms(10))
+        );
+        assert!(run.take_ready().is_empty());
+        advance_timers(ms(10));
+        let outcomes = run.take_to_end();
+        let lates: Vec<(u64, bool, std::time::Duration)> = outcomes
+            .iter()
+            .filter_map(|outcome| match outcome {
+                Err(Unfinished::Late(late)) => {
+                    assert_eq!(late.get_ref().deadline(), own(late.position() as usize));
+                    Some((late.position(), late.is_own(), late.deadline() - start))
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(lates, [(1, true, ms(5)), (2, false, ms(10))]);
+        drop(outcomes);
+        run.drop_stream();
+        gates.check_all_dropped_once();
+    }
 }

@@ -208,4 +208,36 @@ both_modes! {
         run.drop_stream();
         gates.check_all_dropped_once();
     }
+
+    /// Points 8 and 31: a timer whose sleeps end at once (its clock ahead
+    /// of the stream's) makes the stream yield, never spin: a poll of the
+    /// consumer (in place) or of the alarm task (spawned) returns, woken
+    /// again, with no start the rate does not allow.
+    fn a_timer_that_fires_at_once_gets_a_yield_not_a_spin(mode) {
+        let gates = Gates::new();
+        let mut run = drive!(
+            mode,
+            gates.source(3)
+                .bounded(2, 1)
+                .timer(|_: std::time::Instant| std::future::ready(()))
+                .rate(1, Duration::from_secs(3_600))
+        );
+        if mode.is_spawned() {
+            assert!(run.poll_alone().is_pending());
+            // Each poll of a task returns; the alarm task keeps waking
+            // itself, and nothing more starts.
+            for _ in 0..20 {
+                assert!(run.executor().poll_one(0), "a task is woken");
+            }
+        } else {
+            for _ in 0..3 {
+                let wakes = run.wakes();
+                assert!(run.poll_alone().is_pending());
+                assert_eq!(run.wakes(), wakes + 1, "it yields, woken again");
+            }
+        }
+        assert_eq!(gates.started(), 1, "one token, one start");
+        run.drop_stream();
+        gates.check_all_dropped_once();
+    }
 }
