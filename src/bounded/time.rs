@@ -64,7 +64,7 @@ impl<St: FutureStream, K: Clocking, N, Q: KeyRule<St::Item>, W: WeightRule<St::I
     /// while every future it runs is blocked and its source is quiet. The
     /// timer's [`now`](Timer::now) becomes the stream's clock, for every rule
     /// and measure that reads one (the deadline, the rate, `max_wait`,
-    /// `timed`), so that they all agree: with [`TokioTimer`](crate::TokioTimer)
+    /// `timed`), so that they all agree: with `TokioTimer`
     /// they follow tokio's paused clock in tests.
     ///
     /// Alone, it changes nothing: a plain stream never reads the clock nor

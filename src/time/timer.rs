@@ -20,8 +20,8 @@ use std::time::Instant;
 /// makes the timer's [`now`](Timer::now) the stream's clock: one notion of
 /// now for the deadline, the rate, `max_wait` and the timings.
 ///
-/// Implemented for [`TokioTimer`] (feature `tokio`, which follows tokio's
-/// paused clock in tests), [`SmolTimer`] (feature `smol`), and any
+/// Implemented for `TokioTimer` (feature `tokio`, which follows tokio's
+/// paused clock in tests), `SmolTimer` (feature `smol`), and any
 /// `Fn(Instant) -> Fut` closure whose future completes at that instant (with
 /// `Instant::now` as its clock). A stream keeps one sleep and re-arms it: it
 /// asks for a new one only when the instant it waits for changes.
@@ -212,7 +212,7 @@ impl Alarm {
 
     /// Waits for `at`: `Ready` once it passed, else `Pending` with `cx`'s
     /// task woken then. The sleep is made the first time, and re-armed (in
-    /// the same allocation) only when `at` changes.
+    /// the same allocation) only when `at` changes: no allocation per wait.
     pub(crate) fn poll_at(&mut self, at: Instant, cx: &mut Context<'_>) -> Poll<()> {
         self.timer.poll_at(at, cx)
     }
@@ -244,8 +244,13 @@ struct Armed<T: Timer> {
     sleep: Mutex<Option<Sleeping<T::Sleep>>>,
 }
 
-/// A sleep, and the instant it was made for.
-type Sleeping<S> = (Instant, Pin<Box<S>>);
+/// A sleep, the instant it was made for, and whether it fired: it is kept
+/// (and re-armed in place) across instants, so the stream allocates it once.
+struct Sleeping<S> {
+    at: Instant,
+    sleep: Pin<Box<S>>,
+    fired: bool,
+}
 
 impl<T: Timer> Armed<T> {
     fn sleep(&mut self) -> &mut Option<Sleeping<T::Sleep>> {
@@ -259,21 +264,38 @@ impl<T: Timer> Arm for Armed<T> {
         let Self { timer, sleep } = self;
         let slot = sleep.get_mut().unwrap_or_else(PoisonError::into_inner);
         match slot {
-            Some((armed, _)) if *armed == at => {}
-            Some((armed, sleep)) => {
-                sleep.set(timer.sleep_until(at));
-                *armed = at;
+            // Fired for this instant already: a finished future is not
+            // polled again.
+            Some(Sleeping {
+                at: armed,
+                fired: true,
+                ..
+            }) if *armed == at => {
+                return Poll::Ready(());
             }
-            None => *slot = Some((at, Box::pin(timer.sleep_until(at)))),
+            Some(Sleeping { at: armed, .. }) if *armed == at => {}
+            // Another instant: a new sleep in the same allocation.
+            Some(Sleeping {
+                at: armed,
+                sleep,
+                fired,
+            }) => {
+                sleep.set(timer.sleep_until(at));
+                (*armed, *fired) = (at, false);
+            }
+            None => {
+                *slot = Some(Sleeping {
+                    at,
+                    sleep: Box::pin(timer.sleep_until(at)),
+                    fired: false,
+                });
+            }
         }
-        let fired = match slot {
-            Some((_, sleep)) => sleep.as_mut().poll(cx),
-            None => Poll::Ready(()),
+        let Some(sleeping) = slot else {
+            unreachable!("armed just above");
         };
-        if fired.is_ready() {
-            // Fired: a finished future is not polled again.
-            *slot = None;
-        }
+        let fired = sleeping.sleep.as_mut().poll(cx);
+        sleeping.fired = fired.is_ready();
         fired
     }
 
