@@ -4,9 +4,9 @@
 //!                    ┌──────────────────────────── Engine<R> ────────────────────────────┐
 //!                    │ budgets, life, waiting queue (+ seats), held outcomes, counts,   │
 //!                    │ admission (keys, weights), shedding, expiry, fail fast, clock,   │
-//!                    │ adaptive feed, limits, stats, metrics                             │
+//!                    │ deadlines, start rate, adaptive feed, limits, stats, metrics     │
 //!                    │                                                                   │
-//!   questions ──────▶│ next_start · top_up · complete · hand_out · end · fail · stats   │
+//!   questions ──────▶│ next_start · top_up · complete · hand_out · end · alarm · stats  │
 //!   answers   ◀──────│ "start this future at this position" · "hand out this outcome"   │
 //!                    └───────────────┬───────────────────────────────────────────────────┘
 //!                                    │ Io: pull the source once · cancel what runs · drop this
@@ -14,7 +14,8 @@
 //!   in place (bounded/drive.rs)                     spawned (spawn/state.rs, shared.rs, worker.rs)
 //!   the consumer's poll_next: worker slots,         worker tasks: one lock around the engine,
 //!   the wake tree, woken futures first, then        lock sections that ask it, wakes, spawns
-//!   hand-out, then fill, then park                  and destructors after the lock
+//!   hand-out, then fill, then park (the timer       and destructors after the lock; an alarm
+//!   armed for the engine's alarm)                   task sleeps on the timer
 //! ```
 //!
 //! [`Engine`] owns the budgets, the waiting queue, the held outcomes, the

@@ -138,11 +138,25 @@
 //! - **Adaptive**: the engine feeds the controller in the section that
 //!   completes the item, whose dispatch sends for tasks if it raised the
 //!   limit.
+//! - **Time budgets** (a run deadline, a start rate): nothing else wakes a
+//!   stream whose futures are all blocked when a deadline passes or a token
+//!   frees, so a stream with a timer has one more task, the alarm task
+//!   (`alarm.rs`), spawned with the first worker. It sleeps on the timer
+//!   until the instant the engine names ([`Engine::alarm`]), then takes the
+//!   lock: the engine stops the run at its deadline (the waiting items held
+//!   late, the running ones reported by the position each task runs, then
+//!   cancelled as at a failure, rule 5), or the dispatch sends a task for
+//!   the start a token freed. Every section that makes the engine need the
+//!   alarm sooner than it sleeps wakes it (its waker is outside the lock,
+//!   like the tasks'); it ends with the run. Any section that sees the
+//!   deadline passed stops the run itself, before it starts or pulls
+//!   anything.
 //!
 //! [`Engine`]: crate::engine::Engine
 //! [`Engine::step`]: crate::engine::Engine::step
 //! [`Engine::top_up`]: crate::engine::Engine::top_up
 //! [`Engine::take_ready`]: crate::engine::Engine::take_ready
+//! [`Engine::alarm`]: crate::engine::Engine::alarm
 //! [`Io::cancel_running`]: crate::engine::Io::cancel_running
 
 mod alarm;

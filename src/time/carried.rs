@@ -1,6 +1,6 @@
 //! Deadlines carried by items: [`Deadline`], and [`DeadlineOf`], which reads
 //! one through any nesting with [`Keyed`](crate::Keyed) and
-//! [`Weighted`](crate::Weighted).
+//! [`Weighted`].
 
 use std::fmt;
 use std::pin::Pin;
@@ -95,7 +95,7 @@ impl<F> fmt::Debug for Deadline<F> {
 }
 
 /// An item that carries a deadline: [`Deadline`], or a
-/// [`Keyed`](crate::Keyed) or [`Weighted`](crate::Weighted) around one
+/// [`Keyed`](crate::Keyed) or [`Weighted`] around one
 /// (through any nesting of the three).
 ///
 /// Part of the stream's type; you never implement or call it.
