@@ -678,9 +678,9 @@ impl bounded_buffered::Timer for ModelTimer {
 }
 
 /// The run's deadline fires while a worker task completes: one worker runs
-/// item 0, item 1 waits; one thread moves the clock to the deadline and
-/// fires the timer (the alarm task stops the run), another lets item 0
-/// finish (its task hands the output over and may start item 1). Whatever
+/// item 0, item 1 waits; a thread moves the clock to the deadline and fires
+/// the timer (the alarm task stops the run), then lets item 0 finish (its
+/// task hands the output over and may start item 1). Whatever
 /// comes first, every item pulled comes back exactly once (item 0 done or
 /// cancelled, item 1 done or late; nothing is pulled if the timer fires
 /// before the first poll), the deadline's outcome comes last if the run was
@@ -712,14 +712,17 @@ fn the_deadline_firing_while_a_worker_completes_loses_nothing() {
             .timer(timer.clone())
             .deadline(deadline)
             .spawn_on(threads.spawner());
-        let firing = thread::spawn(move || timer.advance(10));
-        let opening = {
+        // One thread fires the timer, then lets item 0 finish: the alarm
+        // task's section and the worker's completion race all the same.
+        let mover = {
             let gate = Arc::clone(&gate);
-            thread::spawn(move || gate.open())
+            thread::spawn(move || {
+                timer.advance(10);
+                gate.open();
+            })
         };
         let out = drain(stream, |_| {});
-        firing.join().unwrap();
-        opening.join().unwrap();
+        mover.join().unwrap();
         let mut seen = [0; 2];
         let mut stopped = false;
         for (at, outcome) in out.iter().enumerate() {
