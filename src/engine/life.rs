@@ -106,6 +106,12 @@ impl Life {
         self.flags() & FAILED != 0
     }
 
+    /// Whether the run is over or failed: nothing it does from now on
+    /// depends on time (a deadline passing changes nothing).
+    pub(crate) fn is_settled(&self) -> bool {
+        self.flags() & (FAILED | OVER) != 0 || self.stage == Stage::Ended
+    }
+
     pub(crate) fn is_closed(&self) -> bool {
         self.flags() & CLOSED != 0
     }

@@ -16,10 +16,13 @@ use crate::time::{Cancelled, DeadlinePassed, Late, Time};
 
 impl<R: Spec> Engine<R> {
     /// Whether the run's deadline passed and the run has not stopped for
-    /// it yet (a constant `false` for a stream without deadlines).
+    /// it yet, nor ended or failed before it (a constant `false` for a
+    /// stream without deadlines).
     #[inline(always)]
     pub(crate) fn deadline_due(&self) -> bool {
-        Self::DEADLINES && self.clock.time().is_some_and(Time::deadline_due)
+        Self::DEADLINES
+            && self.clock.time().is_some_and(Time::deadline_due)
+            && !self.life.is_settled()
     }
 
     /// Whether the start rate, if any, lets one more item start now.

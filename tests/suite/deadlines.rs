@@ -313,4 +313,32 @@ both_modes! {
         run.drop_stream();
         gates.check_all_dropped_once();
     }
+
+    /// Points 21 and 32: a run that failed fast before its deadline is over:
+    /// the deadline passing later adds nothing, and the error comes last.
+    fn a_deadline_after_a_failure_changes_nothing(mode) {
+        fresh();
+        let failing = futures::stream::iter(0..4u32).map(|n| {
+            Ok::<_, String>(async move { if n == 1 { Err(format!("item {n}")) } else { Ok(n) } })
+        });
+        let mut run = drive!(
+            mode,
+            failing.try_bounded(1, 1).timer(HandTimer).deadline(now() + ms(10))
+        );
+        // Item 0's output is taken; item 1's error is seen, not yet taken,
+        // when the deadline passes.
+        let Poll::Ready(Some(first)) = run.poll_woken() else {
+            panic!("item 0's output");
+        };
+        assert!(run.stats().completed >= 2, "the error is seen");
+        advance_timers(ms(10));
+        let mut outcomes = vec![first];
+        outcomes.extend(run.take_to_end());
+        let seen: Vec<_> = outcomes
+            .into_iter()
+            .map(|outcome| outcome.map(|item| item.map_err(|unfinished| unfinished.to_string())))
+            .collect();
+        assert_eq!(seen, [Ok(Ok(0)), Err("item 1".to_string())]);
+        assert!(!run.stats().deadline_passed);
+    }
 }
