@@ -230,9 +230,9 @@
 //!     Spawned: the worker task that takes the item makes the check, under
 //!     the state's lock.
 //! 24. **Clock and timings** ([`timed`](BoundedBuffered::timed),
-//!     [`clock`](BoundedBuffered::clock)): a stream without `max_wait` or
-//!     `timed` never reads a clock; with them, the clock is read at most once
-//!     per `poll_next`. Timings record every item's wait, run and held time in
+//!     [`clock`](BoundedBuffered::clock)): a stream without `max_wait`,
+//!     `timed` or a time budget (points 31 to 34) never reads a clock; with
+//!     them, the clock is read at most once per `poll_next`. Timings record every item's wait, run and held time in
 //!     histograms of fixed size: no allocation per item. Spawned
 //!     ([`Spawned::timings`]): at most once per lock section, the same three
 //!     distributions.
@@ -329,6 +329,50 @@
 //!     so its futures log inside it (a future's own span, entered inside, is
 //!     the innermost); a change of a limit in force is a `debug!` event with
 //!     the limit, its old and new values and the reason.
+//!
+//! **Time budgets** (the guide's [time page](crate::guide::time); in both
+//! modes, with `ordered` and every other setting)
+//!
+//! 31. **Timer** ([`timer`](BoundedBuffered::timer), a [`Timer`]): the
+//!     timer's clock is the stream's one clock, for every rule and measure
+//!     that reads one. The stream arms the timer only for an instant the
+//!     engine names, when nothing else would wake it: the run's deadline, or
+//!     the next token while a start waits for one alone; one sleep, re-armed
+//!     in place when the instant changes. A stream without a deadline or a
+//!     rate never arms it; one without a timer never has one. Spawned, the
+//!     timer goes to an alarm task, spawned with the first worker, which
+//!     ends with the run. A timer that fires before its instant gets a
+//!     yield, never a spin.
+//! 32. **Run deadline** ([`deadline`](BoundedBuffered::deadline)): from the
+//!     deadline on (now at or after it, by the stream's clock), nothing is
+//!     pulled or started. At the first poll (spawned, lock section) that sees
+//!     it, every waiting item is yielded as [`Unfinished::Late`] holding its
+//!     untouched future, every running one is dropped and yielded as
+//!     [`Unfinished::Cancelled`] with its input position, outputs that
+//!     completed are still yielded, and [`Unfinished::Deadline`] comes last,
+//!     then the end; ordered, each at its input position. Every item pulled
+//!     comes back exactly once. `close` drains as usual and the deadline cuts
+//!     a drain short. [`Stats::deadline_passed`], [`Stats::late`] and
+//!     [`Stats::cancelled`] say so.
+//! 33. **Items' own deadlines** ([`item_deadlines`](BoundedBuffered::item_deadlines),
+//!     items [`Deadline`]): when a worker picks an item up, from the queue or
+//!     the source, an item whose deadline has passed is not started and is
+//!     yielded as [`Unfinished::Late`], never polled, first of every check.
+//!     It is not cancelled at its deadline once running. An item's effective
+//!     deadline is the earlier of its own and the run's. Every item is
+//!     pulled into a waiting place first, as with keys (point 27): with every
+//!     future blocked the source has advanced at most `workers + max(waiting,
+//!     1)` items; a late item held counts against `waiting`.
+//! 34. **Start rate** ([`rate`](BoundedBuffered::rate),
+//!     [`burst`](BoundedBuffered::burst)): a start needs a free worker and a
+//!     token; at most `n + burst - 1` items start in any window of length
+//!     `per` (exactly `n` with the default burst of 1), and once the burst is
+//!     spent, starts come `per / n` apart, each at the first instant its
+//!     token allows. While a start waits for a token, items are pulled ahead
+//!     within the waiting budget (points 2 and 3 unchanged), and the timer
+//!     wakes the stream when it is due. [`Limits::set_rate`] changes it while
+//!     the stream runs, keeping the tokens the bucket holds or owes.
+//!     [`Stats::rate_waited`] totals the time starts waited for tokens.
 //!
 //! # Tenants, bytes and shedding
 //!
@@ -723,6 +767,7 @@ mod stats;
 mod sync;
 #[cfg(all(test, not(loom)))]
 mod tests;
+mod time;
 mod timings;
 mod wake;
 
@@ -745,4 +790,9 @@ pub use crate::shed::{NotRun, Rejected, Shed};
 pub use crate::spawn::SmolGlobal;
 pub use crate::spawn::{Spawnable, Spawned, Spawner};
 pub use crate::stats::Stats;
+#[cfg(feature = "tokio")]
+pub use crate::time::TokioTimer;
+pub use crate::time::{Cancelled, Deadline, DeadlineOf, DeadlinePassed, Late, Timer, Unfinished};
+#[cfg(feature = "smol")]
+pub use crate::time::{SmolSleep, SmolTimer};
 pub use crate::timings::{Histogram, Timings};

@@ -17,6 +17,7 @@
 use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
 use crate::observe::{self, Cause, LimitSeries};
 use crate::wake::Control;
@@ -76,6 +77,9 @@ pub struct Limits {
 pub(crate) struct Settings {
     workers: AtomicUsize,
     waiting: AtomicUsize,
+    /// The start rate (`rate`), if the stream has one: `(n, per)`. Changed
+    /// rarely, read only when a change is signalled, so a lock suffices.
+    rate: Mutex<Option<(u32, Duration)>>,
     /// Locked by whoever changes a limit (a handle, the controller) and by a
     /// switch of mode, never by the stream while it runs, and never across
     /// the signal itself.
@@ -113,10 +117,16 @@ pub(crate) trait Retarget: Send + Sync {
 }
 
 impl Settings {
-    pub(crate) fn new(workers: usize, waiting: usize, signal: Signal) -> Self {
+    pub(crate) fn new(
+        workers: usize,
+        waiting: usize,
+        rate: Option<(u32, Duration)>,
+        signal: Signal,
+    ) -> Self {
         Self {
             workers: AtomicUsize::new(workers),
             waiting: AtomicUsize::new(waiting),
+            rate: Mutex::new(rate),
             reach: Mutex::new(Reach {
                 signal,
                 series: None,
@@ -170,6 +180,20 @@ impl Settings {
     /// The limits the handles last set.
     pub(crate) fn get(&self) -> (usize, usize) {
         (self.workers.load(SeqCst), self.waiting.load(SeqCst))
+    }
+
+    fn rate_lock(&self) -> MutexGuard<'_, Option<(u32, Duration)>> {
+        self.rate.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The start rate the handles last set, if the stream has one.
+    pub(crate) fn rate(&self) -> Option<(u32, Duration)> {
+        *self.rate_lock()
+    }
+
+    /// The stream was given a rate (`rate`, after a handle was taken).
+    pub(crate) fn set_initial_rate(&self, rate: (u32, Duration)) {
+        *self.rate_lock() = Some(rate);
     }
 
     /// Points the handles at another driver of the same stream, and has it
@@ -242,13 +266,85 @@ impl Limits {
         self.settings.set(None, Some(waiting), Cause::Handle);
         self.settings.signal();
     }
+
+    /// The start rate, `(n, per)`, if the stream has one
+    /// ([`rate`](crate::BoundedBuffered::rate)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    ///
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{StreamExt, stream};
+    ///
+    /// let jobs = stream::iter(0..10u32).map(|n| async move { n }).bounded(4, 0);
+    /// assert_eq!(jobs.limits().rate(), None);
+    /// let jobs = jobs
+    ///     .timer(|_: Instant| std::future::pending())
+    ///     .rate(50, Duration::from_secs(1));
+    /// assert_eq!(jobs.limits().rate(), Some((50, Duration::from_secs(1))));
+    /// ```
+    pub fn rate(&self) -> Option<(u32, Duration)> {
+        self.settings.rate()
+    }
+
+    /// Sets the start rate to `n` starts per `per`, from now on (the burst
+    /// stays as built). What the bucket owed under the old rate carries
+    /// over in time: a start due in 30 ms is still due in 30 ms. A raise
+    /// takes effect at once, as a raise of `workers` does.
+    ///
+    /// # Panics
+    ///
+    /// If the stream has no rate (one can be changed, not added: build the
+    /// stream with [`rate`](crate::BoundedBuffered::rate)), or if `n` is 0
+    /// or `per` is zero.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    ///
+    /// use bounded_buffered::BoundedStreamExt;
+    /// use futures::{StreamExt, stream};
+    ///
+    /// let jobs = stream::iter(0..10u32)
+    ///     .map(|n| async move { n })
+    ///     .bounded(4, 0)
+    ///     .timer(|_: Instant| std::future::pending())
+    ///     .rate(50, Duration::from_secs(1));
+    /// jobs.limits().set_rate(10, Duration::from_secs(1)); // the service asked us to slow down
+    /// assert_eq!(jobs.limits().rate(), Some((10, Duration::from_secs(1))));
+    /// ```
+    #[track_caller]
+    pub fn set_rate(&self, n: u32, per: Duration) {
+        assert!(
+            n > 0,
+            "`set_rate` needs at least one start per period: with `n == 0` nothing could ever start"
+        );
+        assert!(!per.is_zero(), "`set_rate` needs a period longer than zero");
+        {
+            let mut rate = self.settings.rate_lock();
+            assert!(
+                rate.is_some(),
+                "`set_rate` on a stream without a rate: build it with `.rate(n, per)`"
+            );
+            *rate = Some((n, per));
+        }
+        self.settings.signal();
+    }
 }
 
 impl fmt::Debug for Limits {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Limits")
+        let mut limits = f.debug_struct("Limits");
+        limits
             .field("workers", &self.workers())
-            .field("waiting", &self.waiting())
-            .finish()
+            .field("waiting", &self.waiting());
+        // Only a stream with a rate has one to show.
+        if let Some(rate) = self.rate() {
+            limits.field("rate", &rate);
+        }
+        limits.finish()
     }
 }

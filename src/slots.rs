@@ -245,22 +245,23 @@ impl<F: Future> Slots<F> {
         }
     }
 
-    /// Drops every running future, each exactly once, and frees its slot; returns
-    /// how many there were. Their wakers stay valid: a late wake finds the slot
-    /// empty and is ignored.
+    /// Drops every running future, each exactly once, and frees its slot,
+    /// telling `each` the position it ran at. Their wakers stay valid: a late
+    /// wake finds the slot empty and is ignored.
     #[cold]
-    pub(crate) fn cancel_all(&mut self) -> usize {
+    pub(crate) fn cancel_all(&mut self, each: &mut dyn FnMut(u64)) {
         self.woken.clear();
-        let mut cancelled = 0;
         for (index, slot) in self.slots.iter_mut().enumerate() {
-            let mut future = slot.running.as_mut().project().future;
+            let running = slot.running.as_mut().project();
+            let mut future = running.future;
             if future.is_some() {
-                future.set(None);
+                // Freed first, so that a destructor that panics leaves the
+                // slot free and the position told.
                 self.free.push(index);
-                cancelled += 1;
+                each(*running.position);
+                future.set(None);
             }
         }
-        cancelled
     }
 
     /// See [`ReadyTree::wake_consumer`].

@@ -83,6 +83,19 @@ pub struct Stats {
     pub peak_running_weight: u64,
     /// The largest `waiting_weight` so far.
     pub peak_waiting_weight: u64,
+    /// Items never started because a deadline passed first, the run's
+    /// ([`deadline`](crate::BoundedBuffered::deadline)) or their own
+    /// ([`item_deadlines`](crate::BoundedBuffered::item_deadlines)), so far.
+    pub late: u64,
+    /// Items cancelled at the run's deadline: started, and not seen to
+    /// complete by then.
+    pub cancelled: u64,
+    /// The run's deadline passed while the run was on: it stopped there
+    /// (nothing more was pulled or started), and its last outcome says so.
+    pub deadline_passed: bool,
+    /// With a [`rate`](crate::BoundedBuffered::rate): how long, in all, a
+    /// start the counts allowed (with an item for it) waited for the rate.
+    pub rate_waited: std::time::Duration,
 }
 
 /// The stream's `size_hint` (contract point 15), for both modes: what is in

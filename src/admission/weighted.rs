@@ -85,6 +85,10 @@ impl<F> Weighted<F> {
     pub fn into_inner(self) -> F {
         self.future
     }
+
+    pub(crate) fn future_ref(&self) -> &F {
+        &self.future
+    }
 }
 
 impl<F: Future> Future for Weighted<F> {

@@ -14,6 +14,7 @@ use crate::engine::{Discarded, Ending, Engine, Io, Pulled, Spec, Start, Started,
 use crate::limits::{Limits, Signal};
 use crate::slots::Slots;
 use crate::stats::Stats;
+use crate::time::{Alarm, Now, Timer};
 use crate::timings::Timings;
 
 /// How many woken slots one `poll_next` may poll before it hands control back to
@@ -30,6 +31,9 @@ pub(crate) struct InPlace<R: Types> {
     source: Pin<Box<R::Source>>,
     engine: Engine<R>,
     slots: Slots<Running<R>>,
+    /// The timer (`timer`), with the one sleep it keeps armed for the
+    /// engine's [`alarm`](Engine::alarm).
+    alarm: Option<Alarm>,
 }
 
 /// The slots a stream of these budgets needs at most: `workers`, or
@@ -48,6 +52,7 @@ impl<R: Types> InPlace<R> {
             source: Box::pin(source),
             engine,
             slots,
+            alarm: None,
         }
     }
 
@@ -67,7 +72,38 @@ impl<R: Types> InPlace<R> {
             source: self.source,
             engine,
             slots,
+            alarm: self.alarm,
         }
+    }
+
+    /// See `BoundedBuffered::timer`: `rebuild` gives the engine the timer's
+    /// clock, and the driver keeps the timer to sleep on.
+    #[track_caller]
+    pub(crate) fn timer<T: Timer, R2: Types<Source = R::Source>>(
+        self,
+        timer: T,
+        rebuild: impl FnOnce(Engine<R>, Now) -> Engine<R2>,
+    ) -> InPlace<R2> {
+        let (alarm, now) = Alarm::new(timer);
+        let mut rebuilt = self.rebuilt("timer", |engine| rebuild(engine, now));
+        rebuilt.alarm = Some(alarm);
+        rebuilt
+    }
+
+    /// Whether the stream has a timer.
+    pub(crate) fn has_timer(&self) -> bool {
+        self.alarm.is_some()
+    }
+
+    pub(crate) fn engine(&self) -> &Engine<R> {
+        &self.engine
+    }
+
+    /// See `BoundedBuffered::burst`: `false` if the stream has no rate.
+    #[track_caller]
+    pub(crate) fn set_burst(&mut self, burst: u32) -> bool {
+        self.engine.assert_new("burst");
+        self.engine.set_burst(burst)
     }
 
     /// See `BoundedBuffered::ordered`.
@@ -79,6 +115,7 @@ impl<R: Types> InPlace<R> {
             source: self.source,
             engine,
             slots,
+            alarm: self.alarm,
         }
     }
 
@@ -102,14 +139,14 @@ impl<R: Types> InPlace<R> {
     ///
     /// If the stream was already polled: its in-flight work cannot move.
     #[track_caller]
-    pub(crate) fn into_spawned(self) -> (Pin<Box<R::Source>>, Engine<R>) {
+    pub(crate) fn into_spawned(self) -> (Pin<Box<R::Source>>, Engine<R>, Option<Alarm>) {
         assert!(
             self.engine.life().is_new(),
             "a stream can change mode only before it is first polled"
         );
         let mut engine = self.engine;
         engine.apply_limits();
-        (self.source, engine)
+        (self.source, engine, self.alarm)
     }
 
     /// `Debug` for a public stream type: its budgets and counts, never its
@@ -215,6 +252,7 @@ impl<R: Spec> InPlace<R> {
             source,
             engine,
             slots,
+            alarm,
         } = self;
         slots.unpark();
         let mut io = Drive {
@@ -222,7 +260,13 @@ impl<R: Spec> InPlace<R> {
             cx,
             slots,
         };
+        // The run's deadline passed since the last poll: nothing is polled
+        // after it (a future woken meanwhile is cancelled, not polled).
+        if engine.deadline_due() {
+            engine.pass_deadline(&mut io);
+        }
         let mut budget = POLL_BUDGET;
+        let mut timer_fired = false;
         loop {
             // 1. Poll the futures that were woken, and only those (oldest first),
             //    until none is or the budget is spent: a future that another's
@@ -288,6 +332,25 @@ impl<R: Spec> InPlace<R> {
                 io.cx.waker().wake_by_ref();
                 return Poll::Pending;
             }
+            // A deadline or a token nothing else would wake the stream for:
+            // the timer will. If its time came already, read the clock
+            // again and go round.
+            if let (Some(at), Some(alarm)) = (engine.alarm(), alarm.as_mut()) {
+                if alarm.poll_at(at, io.cx).is_ready() {
+                    // Once per poll: a fresh reading acts on what came due.
+                    // A timer that fires again at once (its clock ahead of
+                    // the stream's) gets a yield, not a spin.
+                    if std::mem::replace(&mut timer_fired, true) {
+                        io.cx.waker().wake_by_ref();
+                        return Poll::Pending;
+                    }
+                    engine.begin_section();
+                    if engine.deadline_due() {
+                        engine.pass_deadline(&mut io);
+                    }
+                    continue;
+                }
+            }
             if !io.slots.has_woken() && io.slots.park(io.cx.waker()) {
                 return Poll::Pending;
             }
@@ -341,8 +404,8 @@ impl<R: Spec> Io<R> for Drive<'_, '_, R> {
         }
     }
 
-    fn cancel_running(&mut self) {
-        self.slots.cancel_all();
+    fn cancel_running(&mut self, each: &mut dyn FnMut(u64)) {
+        self.slots.cancel_all(each);
     }
 
     fn discard(&mut self, item: Discarded<R>) {

@@ -1,5 +1,6 @@
 //! The forms of the two stream types, one per `N` (what comes back for an
-//! item not run: nothing, an `Expired`, a `Rejected`, or a `NotRun`): each
+//! item not run: nothing, an `Expired`, a `Rejected`, a `NotRun`, or, with
+//! deadlines, an `Unfinished`): each
 //! has its own item type, so its own `Stream` and `Spawnable`, and its own
 //! `max_wait` and `shed`, whose return types say what `N` becomes.
 
@@ -22,6 +23,7 @@ use crate::shed::{NotRun, Rejected, Shed};
 use crate::spawn::{self, Spawnable, Spawned, Spawner, sealed::Sealed};
 #[cfg(doc)]
 use crate::stats::Stats;
+use crate::time::Unfinished;
 
 /// One form of a stream type (its `N`, what comes back for an item not
 /// run): its `Stream` and `FusedStream`, the item spelled out in the source's
@@ -324,6 +326,15 @@ form! {
 }
 
 form! {
+    BoundedBuffered<Unfinished<St::Item>> where St: FutureStream, F = St::Item, P = Outputs, Send = SendFutureStream;
+    type Item = Result<<St::Item as Future>::Output, Unfinished<St::Item>>;
+    settled => settled;
+    again "has deadlines already", "stream::iter(0..10u32).map(|n| async move { n }).bounded", "\n    .timer(|_: std::time::Instant| std::future::pending())\n    .deadline(std::time::Instant::now() + std::time::Duration::from_secs(60))";
+    max_wait -> Unfinished<St::Item>, "an [`Unfinished`], with its cause";
+    shed -> Unfinished<St::Item>, "an [`Unfinished`], with its cause";
+}
+
+form! {
     TryBoundedBuffered<Infallible> where St: TryFutureStream, F = St::Ok, P = FailFast, Send = SendTryFutureStream;
     type Item = Result<<St::Ok as TryFuture>::Ok, St::Error>;
     settled => settled.map(|outcome| match outcome {
@@ -433,4 +444,13 @@ form! {
     again "expires waiting items and sheds already", "stream::iter(0..10u32).map(|n| Ok::<_, String>(async move { Ok::<_, String>(n) })).try_bounded", "\n    .max_wait(std::time::Duration::from_secs(1))\n    .shed(bounded_buffered::Shed::Oldest)";
     max_wait -> NotRun<St::Ok>, "a [`NotRun`], expired or shed";
     shed -> NotRun<St::Ok>, "a [`NotRun`], expired or shed";
+}
+
+form! {
+    TryBoundedBuffered<Unfinished<St::Ok>> where St: TryFutureStream, F = St::Ok, P = FailFast, Send = SendTryFutureStream;
+    type Item = Result<Result<<St::Ok as TryFuture>::Ok, Unfinished<St::Ok>>, St::Error>;
+    settled => settled;
+    again "has deadlines already", "stream::iter(0..10u32).map(|n| Ok::<_, String>(async move { Ok::<_, String>(n) })).try_bounded", "\n    .timer(|_: std::time::Instant| std::future::pending())\n    .deadline(std::time::Instant::now() + std::time::Duration::from_secs(60))";
+    max_wait -> Unfinished<St::Ok>, "an [`Unfinished`], with its cause";
+    shed -> Unfinished<St::Ok>, "an [`Unfinished`], with its cause";
 }

@@ -136,6 +136,11 @@ impl<St: FutureStream, K: Clocking, N, Q: KeyRule<St::Item>, W: WeightRule<St::I
         self,
         now: impl Fn() -> Instant + Send + Sync + 'static,
     ) -> BoundedBuffered<St, Clocked, N, Q, W> {
+        assert!(
+            !self.inner.has_timer(),
+            "`clock` after `timer`: the timer's clock is the stream's, and a stream has one notion \
+             of now; give the timer the clock instead (`Timer::now`)"
+        );
         BoundedBuffered {
             inner: self.inner.rebuilt("clock", |engine| engine.clock(now)),
         }

@@ -32,6 +32,7 @@ mod adaptive;
 mod drive;
 mod forms;
 mod methods;
+mod time;
 mod try_methods;
 
 use std::convert::Infallible;
@@ -88,10 +89,13 @@ pub struct TryBoundedBuffered<
 /// driven in place.
 type Driven<St, P, K, N, Q, W> = InPlace<Of<St, P, K, N, Admission<Q, W>>>;
 
-/// What `spawn_on` takes from a never-polled stream: its source, and its
-/// engine, whole.
-pub(crate) type Spawning<St, P, K, N, Q, W> =
-    (Pin<Box<St>>, Engine<Of<St, P, K, N, Admission<Q, W>>>);
+/// What `spawn_on` takes from a never-polled stream: its source, its
+/// engine, whole, and its timer, if any.
+pub(crate) type Spawning<St, P, K, N, Q, W> = (
+    Pin<Box<St>>,
+    Engine<Of<St, P, K, N, Admission<Q, W>>>,
+    Option<crate::time::Alarm>,
+);
 
 impl<St: FutureStream> BoundedBuffered<St> {
     #[track_caller]

@@ -126,6 +126,11 @@ impl<St: TryFutureStream, K: Clocking, N, Q: KeyRule<St::Ok>, W: WeightRule<St::
         self,
         now: impl Fn() -> Instant + Send + Sync + 'static,
     ) -> TryBoundedBuffered<St, Clocked, N, Q, W> {
+        assert!(
+            !self.inner.has_timer(),
+            "`clock` after `timer`: the timer's clock is the stream's, and a stream has one notion \
+             of now; give the timer the clock instead (`Timer::now`)"
+        );
         TryBoundedBuffered {
             inner: self.inner.rebuilt("clock", |engine| engine.clock(now)),
         }

@@ -24,6 +24,7 @@ use crate::held::Held;
 use crate::observe::Metrics;
 use crate::shed::Shed;
 use crate::stats::Stats;
+use crate::time::Now;
 
 /// An engine with these key and weight rules.
 type Admitted<S, P, K, N, Q, W> = Engine<Of<S, P, K, N, Admission<Q, W>>>;
@@ -88,6 +89,23 @@ impl<R: Types> Engine<R> {
         self.metrics.check_recorder(method);
     }
 
+    /// See `BoundedBuffered::burst`; `false` if the stream has no rate.
+    pub(crate) fn set_burst(&mut self, burst: u32) -> bool {
+        self.clock
+            .time_mut()
+            .is_some_and(|time| time.set_burst(burst))
+    }
+
+    /// Whether the stream has a start rate.
+    pub(crate) fn has_rate(&self) -> bool {
+        self.clock.time().is_some_and(crate::time::Time::has_rate)
+    }
+
+    /// Whether the stream's clock is the caller's own (`clock`).
+    pub(crate) fn has_own_clock(&self) -> bool {
+        self.clock.has_own_clock()
+    }
+
     /// See `BoundedBuffered::ordered`.
     ///
     /// # Panics
@@ -136,6 +154,8 @@ where
             stats: Stats::default(),
             metrics: Metrics::default(),
             ready: false,
+            shedding: false,
+            item_deadline: None,
         }
     }
 
@@ -157,6 +177,8 @@ where
         );
         rebuilt.limits = self.limits;
         rebuilt.adaptive = self.adaptive;
+        rebuilt.shedding = self.shedding;
+        rebuilt.item_deadline = self.item_deadline;
         rebuilt.metrics = self.metrics;
         rebuilt.metrics.adopt(&mut rebuilt.clock, A2::RULES);
         rebuilt
@@ -189,9 +211,51 @@ where
         self.reclock(|clock| clock.into_clocked().with_clock(now))
     }
 
+    /// See `BoundedBuffered::timer`: the timer's clock is the stream's.
+    pub(crate) fn timer(self, now: Now) -> Engine<Of<S, P, Clocked, N, A>> {
+        self.reclock(|clock| clock.into_clocked().with_timer_clock(now))
+    }
+
+    /// See `BoundedBuffered::deadline`.
+    pub(crate) fn deadline<N2>(self, at: Instant) -> Engine<Of<S, P, Clocked, N2, A>> {
+        self.reclock(|clock| {
+            let mut clock = clock.into_clocked();
+            clock.time_budgets().set_deadline(at);
+            clock
+        })
+    }
+
+    /// See `BoundedBuffered::item_deadlines`: `deadline_of` reads an item's.
+    pub(crate) fn item_deadlines<N2>(
+        self,
+        deadline_of: fn(&P::Job) -> Instant,
+    ) -> Engine<Of<S, P, Clocked, N2, A>> {
+        let mut engine = self.reclock(|clock| {
+            let mut clock = clock.into_clocked();
+            clock.time_budgets();
+            clock
+        });
+        engine.item_deadline = Some(deadline_of);
+        engine
+    }
+
+    /// See `BoundedBuffered::rate`: the handles taken already can change it.
+    pub(crate) fn rate(self, n: u32, per: Duration) -> Engine<Of<S, P, Clocked, N, A>> {
+        if let Some(settings) = self.limits.get() {
+            settings.set_initial_rate((n, per));
+        }
+        self.reclock(|clock| {
+            let mut clock = clock.into_clocked();
+            clock.time_budgets().set_rate(n, per);
+            clock
+        })
+    }
+
     /// See `BoundedBuffered::shed`.
     pub(crate) fn shed<N2>(self, shed: Shed) -> Engine<Of<S, P, K, N2, A>> {
-        self.rebuild(|clock| clock, |admission| admission, shed)
+        let mut engine = self.rebuild(|clock| clock, |admission| admission, shed);
+        engine.shedding = true;
+        engine
     }
 
     /// The same engine with other rules of admission (`per_key`, weights).

@@ -34,9 +34,11 @@ pub(crate) trait Io<R: Spec> {
     /// Polls the source once (the engine checked that it may be pulled).
     fn pull(&mut self) -> Pulled<R>;
 
-    /// Fail fast: every running future goes (in place, dropped now; spawned,
-    /// each by its task). The engine counts none of them as running after.
-    fn cancel_running(&mut self);
+    /// Every running future goes (in place, dropped now; spawned, each by
+    /// its task), and `each` is told the input position of each (for the
+    /// run's deadline, which says which items it cancelled). The engine
+    /// counts none of them as running after.
+    fn cancel_running(&mut self, each: &mut dyn FnMut(u64));
 
     /// Lets go of an item (in place, dropped now; spawned, once the lock is
     /// released, since its destructor is the caller's code).

@@ -5,7 +5,9 @@
 //! pulled; what was pulled finishes), an error makes it **failed**
 //! (`try_bounded`: nothing more is pulled or started), or it **ended** (the
 //! stream returned `None`, or the spawned driver cancelled it: dropped, or
-//! broken by a panic). The source is pulled only while nothing stands in the
+//! broken by a panic), or **stopped** at its deadline (nothing more is
+//! pulled or started; what was pulled comes back). The source is pulled
+//! only while nothing stands in the
 //! way: one byte, read on every pull, whose bits say what does.
 
 use std::fmt;
@@ -24,8 +26,11 @@ const FAILED: u8 = 8;
 /// The run is over: nothing starts or is pulled, ever (spawned: ended,
 /// dropped or broken by a panic; its tasks stop).
 const OVER: u8 = 16;
+/// The run's deadline passed: nothing more is pulled or started; what was
+/// held is handed out, then the deadline's outcome.
+const STOPPED: u8 = 32;
 /// No item will ever be pulled again (until `reopen`, if only closed).
-const SHUT: u8 = DONE | CLOSED | FAILED | OVER;
+const SHUT: u8 = DONE | CLOSED | FAILED | OVER | STOPPED;
 
 /// The stages of a run, as [`Life::state`] names them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,6 +42,9 @@ pub(crate) enum State {
     /// An error ended the run (`try_bounded`): what may precede it is handed
     /// out, then the error, then the end.
     Failed,
+    /// The run's deadline passed: what completed is handed out, with what
+    /// was still waiting or running, then the deadline, then the end.
+    Stopped,
     /// The stream ended (or, spawned, was cancelled).
     Ended,
 }
@@ -98,6 +106,12 @@ impl Life {
         self.flags() & FAILED != 0
     }
 
+    /// Whether the run is over or failed: nothing it does from now on
+    /// depends on time (a deadline passing changes nothing).
+    pub(crate) fn is_settled(&self) -> bool {
+        self.flags() & (FAILED | OVER) != 0 || self.stage == Stage::Ended
+    }
+
     pub(crate) fn is_closed(&self) -> bool {
         self.flags() & CLOSED != 0
     }
@@ -117,6 +131,16 @@ impl Life {
     /// The source returned `None`.
     pub(crate) fn source_done(&mut self) {
         self.set(DONE);
+    }
+
+    /// Whether the source returned `None`.
+    pub(crate) fn source_ended(&self) -> bool {
+        self.flags() & DONE != 0
+    }
+
+    /// The run's deadline passed.
+    pub(crate) fn stop_at_deadline(&mut self) {
+        self.set(STOPPED);
     }
 
     /// See `close`: `&self`, from anywhere between two polls.
@@ -196,6 +220,8 @@ impl Life {
             State::Ended
         } else if self.is_failed() {
             State::Failed
+        } else if self.flags() & STOPPED != 0 {
+            State::Stopped
         } else if self.is_closed() {
             State::Closing
         } else {

@@ -4,9 +4,9 @@
 //!                    ┌──────────────────────────── Engine<R> ────────────────────────────┐
 //!                    │ budgets, life, waiting queue (+ seats), held outcomes, counts,   │
 //!                    │ admission (keys, weights), shedding, expiry, fail fast, clock,   │
-//!                    │ adaptive feed, limits, stats, metrics                             │
+//!                    │ deadlines, start rate, adaptive feed, limits, stats, metrics     │
 //!                    │                                                                   │
-//!   questions ──────▶│ next_start · top_up · complete · hand_out · end · fail · stats   │
+//!   questions ──────▶│ next_start · top_up · complete · hand_out · end · alarm · stats  │
 //!   answers   ◀──────│ "start this future at this position" · "hand out this outcome"   │
 //!                    └───────────────┬───────────────────────────────────────────────────┘
 //!                                    │ Io: pull the source once · cancel what runs · drop this
@@ -14,7 +14,8 @@
 //!   in place (bounded/drive.rs)                     spawned (spawn/state.rs, shared.rs, worker.rs)
 //!   the consumer's poll_next: worker slots,         worker tasks: one lock around the engine,
 //!   the wake tree, woken futures first, then        lock sections that ask it, wakes, spawns
-//!   hand-out, then fill, then park                  and destructors after the lock
+//!   hand-out, then fill, then park (the timer       and destructors after the lock; an alarm
+//!   armed for the engine's alarm)                   task sleeps on the timer
 //! ```
 //!
 //! [`Engine`] owns the budgets, the waiting queue, the held outcomes, the
@@ -39,6 +40,8 @@
 //! - `start.rs`: what may start or wait, which item starts, expiry and
 //!   shedding;
 //! - `settle.rs`: completion, hand-out, fail fast, the end;
+//! - `time.rs`: the run's deadline, items' own deadlines, the start rate,
+//!   and when the drivers' timer must wake the stream;
 //! - `build.rs`: the builder methods, before the first poll;
 //! - `report.rs`: stats, `size_hint`, limits and metrics.
 
@@ -49,6 +52,7 @@ mod report;
 mod settle;
 mod spec;
 mod start;
+mod time;
 
 use std::collections::VecDeque;
 use std::sync::{Arc, OnceLock};
@@ -108,6 +112,11 @@ pub(crate) struct Engine<R: Types> {
     /// An item that was not run (expired, shed) became an outcome the
     /// consumer can take, since the driver last asked ([`Engine::take_ready`]).
     ready: bool,
+    /// Whether `shed` was called: a stream with deadlines holds every cause
+    /// of an item not run in one type, so its type cannot say it sheds.
+    shedding: bool,
+    /// How to read an item's own deadline, once `item_deadlines` was called.
+    item_deadline: Option<fn(&R::Job) -> std::time::Instant>,
 }
 
 /// Nothing in the engine is pinned in place: the futures waiting are only
@@ -166,8 +175,37 @@ impl<R: Spec> Engine<R> {
     const EXPIRES: bool = <R::Unstarted as crate::expiry::Unstarted<R::Job>>::EXPIRES;
     /// Whether an item may be shed (`shed`).
     const REJECTS: bool = <R::Unstarted as crate::expiry::Unstarted<R::Job>>::REJECTS;
-    /// Whether keys, weights or shedding apply: then every item is pulled
-    /// into a waiting place and started from there ([`crate::admission`]).
-    const ADMITTED: bool =
-        <R::Admission as crate::admission::Admits<R::Job>>::APPLIES || Self::REJECTS;
+    /// Whether the stream has deadlines (`deadline`, `item_deadlines`).
+    pub(crate) const DEADLINES: bool =
+        <R::Unstarted as crate::expiry::Unstarted<R::Job>>::DEADLINES;
+
+    /// Whether the stream sheds: by its type, or, for a stream with
+    /// deadlines (whose outcomes hold every cause), as `shed` said.
+    #[inline(always)]
+    fn sheds(&self) -> bool {
+        Self::REJECTS && (!Self::DEADLINES || self.shedding)
+    }
+
+    /// Whether items carry deadlines of their own (`item_deadlines`).
+    #[inline(always)]
+    fn dated(&self) -> bool {
+        Self::DEADLINES && self.item_deadline.is_some()
+    }
+
+    /// Whether keys, weights, shedding or items' own deadlines apply: then
+    /// every item is pulled into a waiting place and started from there
+    /// ([`crate::admission`]): whether it may start is known only once it is
+    /// pulled. A constant for every stream without deadlines.
+    #[inline(always)]
+    fn admitted(&self) -> bool {
+        <R::Admission as crate::admission::Admits<R::Job>>::APPLIES || self.sheds() || self.dated()
+    }
+
+    /// Whether the stream keeps one waiting place even with `waiting == 0`:
+    /// with keys, weights or items' own deadlines, every item is pulled into
+    /// one (shedding alone starts or sheds an item it cannot queue).
+    #[inline(always)]
+    fn keeps_a_place(&self) -> bool {
+        <R::Admission as crate::admission::Admits<R::Job>>::APPLIES || self.dated()
+    }
 }

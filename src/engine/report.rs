@@ -28,6 +28,9 @@ impl<R: Types> Engine<R> {
             paused: workers_limit == 0,
             ..self.stats
         };
+        if let Some(time) = self.clock.time() {
+            stats.rate_waited = time.rate_waited();
+        }
         if R::Admission::APPLIES {
             let waiting = self.waiting.iter().map(|(_, future)| R::job(future));
             let (keys_running, blocked, [running, queued, peak_running, peak_queued]) =
@@ -79,9 +82,11 @@ impl<R: Types> Engine<R> {
     /// time: every handle shares the same settings.
     pub(crate) fn limits(&self, signal: impl FnOnce() -> Signal) -> Limits {
         let settings = self.limits.get_or_init(|| {
+            let rate = self.clock.time().and_then(|time| time.rate());
             Arc::new(limits::Settings::new(
                 self.budgets.workers,
                 self.budgets.waiting,
+                rate.map(|(rate, _)| rate),
                 signal(),
             ))
         });
@@ -105,6 +110,11 @@ impl<R: Types> Engine<R> {
         if let Some(settings) = self.limits.get() {
             let (workers, waiting) = settings.get();
             self.budgets.set(workers, waiting);
+            if let (Some((n, per)), Some(time)) = (settings.rate(), self.clock.time_mut()) {
+                if time.rate().is_some_and(|(rate, _)| rate != (n, per)) {
+                    time.set_rate(n, per);
+                }
+            }
         }
     }
 

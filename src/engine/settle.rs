@@ -58,7 +58,7 @@ impl<R: Spec> Engine<R> {
         if !self.adaptive.is_on() {
             return;
         }
-        let saturated = !self.may_start();
+        let saturated = !self.counts_allow_a_start();
         // Items completing in one poll are settled one by one: counting the
         // held outputs, each sees as many as ran beside it.
         let in_flight = self.active + self.held.len() - self.held_unstarted();
@@ -122,7 +122,7 @@ impl<R: Spec> Engine<R> {
         self.failure = Some(error);
         self.seats.clear();
         io.discard(Discarded::Waiting(std::mem::take(&mut self.waiting)));
-        io.cancel_running();
+        io.cancel_running(&mut |_| {});
         self.active = 0;
         self.admission.clear();
         self.held

@@ -58,10 +58,14 @@ impl<R: Spec> Engine<R> {
     /// caller asks again. The in-place driver goes round its loop on either.
     #[inline(always)]
     pub(crate) fn step(&mut self, io: &mut impl Io<R>) -> Option<Step<R>> {
-        if Self::ADMITTED {
+        if self.admitted() {
             return self.step_admitted(io);
         }
+        if self.deadline_due() {
+            return Some(self.pass_deadline(io));
+        }
         if !self.may_start() {
+            self.note_rate_wait();
             return None;
         }
         let future = match self.waiting.pop_front() {
@@ -90,12 +94,19 @@ impl<R: Spec> Engine<R> {
     /// waiting items, or an item is handed back.
     #[inline(never)]
     fn step_admitted(&mut self, io: &mut impl Io<R>) -> Option<Step<R>> {
+        if self.deadline_due() {
+            return Some(self.pass_deadline(io));
+        }
         loop {
             if !self.may_start() {
+                self.note_rate_wait();
                 return None;
             }
             if let Some(at) = self.pick(None) {
                 let (pulled, future, seat) = self.unqueue(at);
+                let Ok(future) = self.unless_late(future, seat) else {
+                    return Some(Step::NotRun);
+                };
                 let future = match self.clock.pick_up(pulled, Self::EXPIRES) {
                     Some(waited) => match self.expire(waited, future, seat) {
                         Ok(()) => return Some(Step::NotRun),
@@ -116,6 +127,9 @@ impl<R: Spec> Engine<R> {
             let future = self.pull(io)?;
             let seat = self.seated().then(|| self.held.begin());
             if self.pick(Some((&future, seat))) == Some(self.waiting.len()) {
+                let Ok(future) = self.unless_late(future, seat) else {
+                    return Some(Step::NotRun);
+                };
                 self.clock.started_at_once();
                 return Some(Step::Start(self.start(future, seat)));
             }
@@ -131,9 +145,20 @@ impl<R: Spec> Engine<R> {
     /// it that may start is taken by the next [`Engine::step`].)
     #[inline]
     pub(crate) fn top_up(&mut self, io: &mut impl Io<R>) {
-        if Self::ADMITTED || !self.may_start() {
+        if self.admitted() || !self.may_start() {
             self.fill_queue(io);
         }
+    }
+
+    /// Nothing is pulled from the run's deadline on: a pull that comes
+    /// before any start in a poll or section stops the run first.
+    #[inline(always)]
+    fn stop_if_due(&mut self, io: &mut impl Io<R>) -> bool {
+        if self.deadline_due() {
+            self.pass_deadline(io);
+            return true;
+        }
+        false
     }
 
     /// [`Engine::top_up`] right after [`Engine::step`] said there was no
@@ -142,7 +167,10 @@ impl<R: Spec> Engine<R> {
     /// hand out).
     #[inline(always)]
     pub(crate) fn fill_queue(&mut self, io: &mut impl Io<R>) -> bool {
-        if Self::ADMITTED {
+        if self.stop_if_due(io) {
+            return true;
+        }
+        if self.admitted() {
             return self.fill_admitted(io);
         }
         while self
@@ -185,13 +213,20 @@ impl<R: Spec> Engine<R> {
         }
     }
 
-    /// Whether one more item may start now, by the counts
+    /// Whether one more item may start now: by the counts, and by the start
+    /// rate if there is one.
+    #[inline(always)]
+    pub(crate) fn may_start(&self) -> bool {
+        self.counts_allow_a_start() && self.rate_allows()
+    }
+
+    /// Whether one more item may start now by the counts
     /// ([`Budgets::may_start`](crate::budget::Budgets::may_start)), or with
     /// keys, weights or shedding by
     /// [`Budgets::may_start_admitted`](crate::budget::Budgets::may_start_admitted).
     #[inline(always)]
-    pub(crate) fn may_start(&self) -> bool {
-        if Self::ADMITTED {
+    pub(crate) fn counts_allow_a_start(&self) -> bool {
+        if self.admitted() {
             return self.budgets.may_start_admitted(
                 self.active,
                 self.held.len(),
@@ -205,11 +240,17 @@ impl<R: Spec> Engine<R> {
 
     /// Whether a start is free and there is an item for it, or one may be
     /// pulled for it: what a driver asks before it sends for a worker.
+    #[inline]
     pub(crate) fn has_start(&self) -> bool {
-        if !self.may_start() {
-            return false;
-        }
-        if !Self::ADMITTED {
+        self.may_start() && self.has_item_to_start()
+    }
+
+    /// Whether an item could start if a start were free: one waiting that
+    /// the rules allow, or one the source may give. (Past the run's deadline
+    /// nothing waits and nothing is pulled.)
+    #[inline]
+    pub(crate) fn has_item_to_start(&self) -> bool {
+        if !self.admitted() {
             return !self.waiting.is_empty() || self.life.may_pull();
         }
         self.pick(None).is_some()
@@ -222,7 +263,7 @@ impl<R: Spec> Engine<R> {
         if !self.life.may_pull() {
             return false;
         }
-        if !Self::ADMITTED {
+        if !self.admitted() {
             return self
                 .budgets
                 .may_queue(self.waiting.len(), self.held_expired());
@@ -244,7 +285,7 @@ impl<R: Spec> Engine<R> {
     #[inline]
     fn may_queue_without(&self, gone: usize, gone_weight: u128) -> bool {
         let queued = self.waiting.len() - gone;
-        let place = if R::Admission::APPLIES {
+        let place = if self.keeps_a_place() {
             self.budgets.may_queue_seated(queued, self.held_expired())
         } else {
             self.budgets.may_queue(queued, self.held_expired())
@@ -256,16 +297,17 @@ impl<R: Spec> Engine<R> {
     /// rejection allowance is not used up.
     #[inline]
     fn may_shed(&self) -> bool {
-        Self::REJECTS && shed::may_shed(self.held_rejected, self.budgets.waiting)
+        self.sheds() && shed::may_shed(self.held_rejected, self.budgets.waiting)
     }
 
-    /// Whether an ordered stream takes its items' input positions when it
-    /// pulls them: with keys, weights or shedding an item may start or leave
-    /// out of pull order (without them, positions are taken at the start,
-    /// which is in pull order).
+    /// Whether a stream takes its items' input positions when it pulls
+    /// them: with keys, weights or shedding an item may start or leave out
+    /// of pull order (without them, positions are taken at the start, which
+    /// is in pull order). Ordered, the output order needs them; with
+    /// deadlines, an item late or cancelled says which it was.
     #[inline(always)]
     fn seated(&self) -> bool {
-        Self::ADMITTED && self.budgets.window.is_some()
+        self.admitted() && (self.budgets.window.is_some() || Self::DEADLINES)
     }
 
     /// The waiting item a free worker starts, if the rules allow one: the
@@ -307,7 +349,7 @@ impl<R: Spec> Engine<R> {
 
     /// Takes the waiting item at `at` out of the queue, with its position if
     /// it has one.
-    fn unqueue(&mut self, at: usize) -> (super::Stamp<R>, R::Future, Option<u64>) {
+    pub(super) fn unqueue(&mut self, at: usize) -> (super::Stamp<R>, R::Future, Option<u64>) {
         let (pulled, future) = self.waiting.remove(at).expect("a waiting item");
         let seat = if self.seated() {
             self.seats.remove(at)
@@ -328,6 +370,9 @@ impl<R: Spec> Engine<R> {
         };
         self.active += 1;
         self.stats.peak_active = self.stats.peak_active.max(self.active);
+        if let Some(time) = self.clock.time_mut() {
+            time.started();
+        }
         let ticket = self.admission.started(R::job(&future));
         Start {
             position,
@@ -397,6 +442,11 @@ impl<R: Spec> Engine<R> {
     /// `seat` (or the next), noting whether the consumer can take it now.
     fn hold_unstarted(&mut self, seat: Option<u64>, unstarted: R::Unstarted) {
         let position = seat.unwrap_or_else(|| self.held.begin());
+        self.hold_at(position, unstarted);
+    }
+
+    /// [`Engine::hold_unstarted`] at a position taken already.
+    pub(super) fn hold_at(&mut self, position: u64, unstarted: R::Unstarted) {
         let stamp = self.clock.stamp();
         self.held.complete(position, (stamp, Err(unstarted)));
         self.stats.peak_held = self.stats.peak_held.max(self.held.len());

@@ -8,7 +8,7 @@
 //! | [`budgets`] | the three budgets against `buffer_unordered` and `buffered`, choosing them, memory, executors |
 //! | [`spawned`] | in place or spawned: the in-place blind spot, what `spawn_on` keeps and costs, against a task per item |
 //! | [`failure`] | error as an output, fail fast, drain: `bounded`, `try_bounded`, `close` |
-//! | [`time`] | `max_wait`, `timed` and `clock`; planning a queue from measured throughput |
+//! | [`time`] | `max_wait`, `timed` and `clock`; planning a queue from measured throughput; a deadline for the run and for each item, a start rate |
 //! | [`adaptive`] | `Limits` handles and the `Aimd` controller, against a simulated service and a family of models |
 //! | [`tenants`] | per-key limits, weight budgets and shedding, measured |
 //! | [`metrics`] | `.metrics(name)` through the `metrics` facade, spans in spawned tasks, and what they cost |

@@ -107,7 +107,7 @@ const LIMIT_GAUGES: [(&str, &str); 2] = [
 ];
 
 /// The counters the stream publishes, in [`totals`] order.
-const COUNTERS: [(&str, &str); 5] = [
+const COUNTERS: [(&str, &str); 9] = [
     ("bounded_pulled_total", "Items taken from the source."),
     (
         "bounded_completed_total",
@@ -124,6 +124,22 @@ const COUNTERS: [(&str, &str); 5] = [
     (
         "bounded_rejected_total",
         "Items handed back unstarted by `shed`.",
+    ),
+    (
+        "bounded_late_total",
+        "Items never started because a deadline passed first, the run's (`deadline`) or their own (`item_deadlines`).",
+    ),
+    (
+        "bounded_cancelled_total",
+        "Items cancelled at the run's deadline: started, and not seen to complete by then.",
+    ),
+    (
+        "bounded_deadlines_passed_total",
+        "Runs stopped at their deadline (`deadline`).",
+    ),
+    (
+        "bounded_rate_waited_nanoseconds_total",
+        "With `rate`: time a start the counts allowed waited for a token, in all.",
     ),
 ];
 
@@ -384,6 +400,10 @@ fn totals(stats: &Stats, failed: bool) -> [u64; COUNTERS.len()] {
         stats.expired,
         u64::from(failed),
         stats.rejected,
+        stats.late,
+        stats.cancelled,
+        u64::from(stats.deadline_passed),
+        u64::try_from(stats.rate_waited.as_nanos()).unwrap_or(u64::MAX),
     ]
 }
 
@@ -408,7 +428,14 @@ fn describe() {
         describe_gauge!(name, Unit::Count, description);
     }
     for (name, description) in COUNTERS.into_iter().chain([LIMIT_CHANGES_TOTAL]) {
-        describe_counter!(name, Unit::Count, description);
+        // The one counter of time: in nanoseconds, the clock's resolution (a
+        // counter counts in whole numbers).
+        let unit = if name.ends_with("_nanoseconds_total") {
+            Unit::Nanoseconds
+        } else {
+            Unit::Count
+        };
+        describe_counter!(name, unit, description);
     }
     for (name, description) in HISTOGRAMS {
         describe_histogram!(name, Unit::Seconds, description);

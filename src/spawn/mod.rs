@@ -138,13 +138,28 @@
 //! - **Adaptive**: the engine feeds the controller in the section that
 //!   completes the item, whose dispatch sends for tasks if it raised the
 //!   limit.
+//! - **Time budgets** (a run deadline, a start rate): nothing else wakes a
+//!   stream whose futures are all blocked when a deadline passes or a token
+//!   frees, so a stream with a timer has one more task, the alarm task
+//!   (`alarm.rs`), spawned with the first worker. It sleeps on the timer
+//!   until the instant the engine names ([`Engine::alarm`]), then takes the
+//!   lock: the engine stops the run at its deadline (the waiting items held
+//!   late, the running ones reported by the position each task runs, then
+//!   cancelled as at a failure, rule 5), or the dispatch sends a task for
+//!   the start a token freed. Every section that makes the engine need the
+//!   alarm sooner than it sleeps wakes it (its waker is outside the lock,
+//!   like the tasks'); it ends with the run. Any section that sees the
+//!   deadline passed stops the run itself, before it starts or pulls
+//!   anything.
 //!
 //! [`Engine`]: crate::engine::Engine
 //! [`Engine::step`]: crate::engine::Engine::step
 //! [`Engine::top_up`]: crate::engine::Engine::top_up
 //! [`Engine::take_ready`]: crate::engine::Engine::take_ready
+//! [`Engine::alarm`]: crate::engine::Engine::alarm
 //! [`Io::cancel_running`]: crate::engine::Io::cancel_running
 
+mod alarm;
 mod shared;
 mod source;
 mod spawner;
@@ -168,6 +183,7 @@ use crate::engine::{Engine, SendSpec};
 use crate::limits::{Limits, Signal};
 use crate::stats::Stats;
 use crate::sync::Arc;
+use crate::time::Alarm;
 use crate::timings::Timings;
 
 #[cfg(feature = "smol")]
@@ -199,12 +215,12 @@ pub trait Spawnable: Stream + sealed::Sealed {
 /// engine moved here whole; `item` turns what the tasks settle into the
 /// stream's items.
 pub(crate) fn spawn<R: SendSpec, T: Send + 'static>(
-    (source, engine): (Pin<Box<R::Source>>, Engine<R>),
+    (source, engine, alarm): (Pin<Box<R::Source>>, Engine<R>, Option<Alarm>),
     executor: Box<dyn Spawner>,
     item: impl Fn(R::Item) -> T + Send + Sync + 'static,
 ) -> Spawned<T> {
     let settings = engine.settings().cloned();
-    let shared = Arc::new(Shared::new(source, engine));
+    let shared = Arc::new(Shared::new(source, engine, alarm));
     if let Some(settings) = settings {
         // Handles taken before the switch now reach the tasks.
         settings.redirect(Signal::Spawned(Shared::limits_target(&shared)));

@@ -9,15 +9,18 @@ use std::task::{Context, Poll};
 use std::pin::Pin;
 
 use super::Outlet;
+use super::alarm::AlarmTask;
 use super::spawner::Spawner;
 use super::state::{Deferred, Failure, Handout, Leftovers, State, Untaken};
 use super::worker::Worker;
 use crate::budget::Budgets;
+use crate::clock::{Clocking, Flag};
 use crate::engine::{Engine, SendSpec};
 use crate::limits::{self, Limits, Retarget, Signal};
 use crate::observe::Span;
 use crate::stats::Stats;
-use crate::sync::{self, Arc, AtomicBool, Mutex, MutexGuard, Ordering, Weak};
+use crate::sync::{self, Arc, AtomicBool, AtomicWaker, Mutex, MutexGuard, Ordering, Weak};
+use crate::time::Alarm;
 use crate::timings::Timings;
 
 pub(super) struct Shared<R: SendSpec> {
@@ -31,16 +34,27 @@ pub(super) struct Shared<R: SendSpec> {
     /// The span current at `spawn_on`, entered by the tasks while they poll
     /// (feature `tracing`; nothing without it).
     span: Span,
+    /// The stream's timer, until the first poll spawns the alarm task on it.
+    alarm: Mutex<Option<Alarm>>,
+    /// The alarm task's waker, registered at the start of its every poll,
+    /// woken after a section that needs it sooner, and at the cancellation.
+    pub(super) alarm_waker: AtomicWaker,
 }
 
 impl<R: SendSpec> Shared<R> {
     /// The shared state of a stream whose engine `spawn_on` moved here.
-    pub(super) fn new(source: Pin<Box<R::Source>>, engine: Engine<R>) -> Self {
+    pub(super) fn new(
+        source: Pin<Box<R::Source>>,
+        engine: Engine<R>,
+        alarm: Option<Alarm>,
+    ) -> Self {
         Self {
             state: Mutex::new(State::new(source, engine)),
             cancelled: AtomicBool::new(false),
             spawner: Mutex::new(None),
             span: Span::current(),
+            alarm: Mutex::new(alarm),
+            alarm_waker: AtomicWaker::new(),
         }
     }
 
@@ -78,7 +92,10 @@ impl<R: SendSpec> Shared<R> {
         let (result, deferred) = {
             let mut state = this.lock();
             state.begin_section();
-            let done = section(&mut state);
+            let mut done = section(&mut state);
+            if <R::Clock as Clocking>::TIMED {
+                state.check_alarm(&mut done.1);
+            }
             state.publish(&done.1);
             done
         };
@@ -86,7 +103,11 @@ impl<R: SendSpec> Shared<R> {
         let (result, deferred) = {
             let mut state = this.lock();
             state.begin_section();
-            section(&mut state)
+            let mut done = section(&mut state);
+            if <R::Clock as Clocking>::TIMED {
+                state.check_alarm(&mut done.1);
+            }
+            done
         };
         let handed_off = deferred.searcher.is_some() || deferred.spawn;
         // A cancellation's leftovers dropped here have nobody to re-raise a
@@ -111,6 +132,7 @@ impl<R: SendSpec> Shared<R> {
             leftovers,
             unreported,
             unwoken,
+            wake_alarm,
         } = deferred;
         if leftovers
             .as_ref()
@@ -127,12 +149,17 @@ impl<R: SendSpec> Shared<R> {
         if let Some(consumer) = consumer {
             consumer.wake();
         }
+        // Only a stream that reads a clock has an alarm task: the flag is
+        // nothing, and the check gone, for every other.
+        if wake_alarm.is_raised() {
+            this.alarm_waker.wake();
+        }
         if spawn {
             Self::spawn_counted(this);
         }
         let mut destructors = Destructors::default();
         if let Some(leftovers) = leftovers {
-            release(*leftovers, &mut destructors);
+            release(*leftovers, &this.alarm_waker, &mut destructors);
         }
         drop(unreported);
         drop(unwoken);
@@ -236,9 +263,13 @@ impl Destructors {
 /// each drops its own future on its next poll. Each destructor is caught, so
 /// that the items after one that panics are still dropped; `destructors`
 /// keeps the first panic, for the caller to re-raise or swallow.
-fn release<R: SendSpec>(leftovers: Leftovers<R>, destructors: &mut Destructors) {
+fn release<R: SendSpec>(
+    leftovers: Leftovers<R>,
+    alarm: &AtomicWaker,
+    destructors: &mut Destructors,
+) {
     let Leftovers {
-        cancelled: _,
+        cancelled,
         source,
         waiting,
         held,
@@ -247,6 +278,10 @@ fn release<R: SendSpec>(leftovers: Leftovers<R>, destructors: &mut Destructors) 
     } = leftovers;
     for task in &tasks {
         task.waker.wake();
+    }
+    if cancelled {
+        // The alarm task, if any, ends too.
+        alarm.wake();
     }
     if let Some(consumer) = consumer {
         consumer.wake();
@@ -283,6 +318,16 @@ impl<R: SendSpec> Outlet<R::Item> for Arc<Shared<R>> {
     }
 
     fn start(&self, spawner: Box<dyn Spawner>) {
+        // The alarm task first: the first section may need it armed.
+        let alarm = self.alarm.lock().take();
+        if let Some(alarm) = alarm {
+            let task = Box::pin(AlarmTask::new(Arc::clone(self), alarm));
+            if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| spawner.spawn(task))) {
+                *self.spawner.lock() = Some(spawner);
+                Shared::fail(self, Failure::Panicked(payload));
+                return;
+            }
+        }
         *self.spawner.lock() = Some(spawner);
         Shared::section(self, |state| ((), state.begin()));
     }

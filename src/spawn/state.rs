@@ -14,9 +14,12 @@ use std::any::Any;
 use std::collections::VecDeque;
 use std::pin::Pin;
 use std::task::{Context, Waker};
+use std::time::Instant;
 
+use super::alarm::Wake;
 use super::source::{Pull, Source};
 use super::tasks::{TaskHandle, Tasks};
+use crate::clock::{Clocking, Flag};
 use crate::engine::{Discarded, Ending, Engine, Io, Outcome, Pulled, SendSpec, Stamp, Start};
 use crate::limits::{Limits, Signal};
 use crate::stats::Stats;
@@ -89,6 +92,10 @@ pub(super) struct Deferred<R: SendSpec> {
     /// A waker let go without a wake, dropped outside the lock (a waker's
     /// drop is executor code).
     pub(super) unwoken: Option<Waker>,
+    /// The alarm task must sleep until an earlier instant than it does: wake
+    /// it (its waker is outside the lock, in [`Shared`](super::shared::Shared)).
+    /// Of size zero for a stream that reads no clock, which has no alarm.
+    pub(super) wake_alarm: <R::Clock as Clocking>::Flag,
 }
 
 impl<R: SendSpec> Deferred<R> {
@@ -102,6 +109,7 @@ impl<R: SendSpec> Deferred<R> {
             leftovers: None,
             unreported: None,
             unwoken: None,
+            wake_alarm: Default::default(),
         }
     }
 
@@ -129,6 +137,14 @@ pub(super) struct Port<R: SendSpec> {
     failure: Option<Failure>,
     /// The tasks were told to stop: set once, when the run is over.
     cancelled: bool,
+    /// With deadlines: the input position of the item each task runs, by
+    /// task, for the run's deadline to say which it cancelled.
+    running: Vec<Option<u64>>,
+    /// Whether the alarm task (a stream with a timer) sleeps, not woken
+    /// since, and the instant it sleeps until: a section that needs it
+    /// earlier wakes it.
+    alarm_sleeps: bool,
+    alarm_at: Option<Instant>,
 }
 
 impl<R: SendSpec> Port<R> {
@@ -188,7 +204,10 @@ impl<R: SendSpec> Io<R> for Section<'_, '_, R> {
         }
     }
 
-    fn cancel_running(&mut self) {
+    fn cancel_running(&mut self, each: &mut dyn FnMut(u64)) {
+        for position in self.port.running.iter_mut().filter_map(Option::take) {
+            each(position);
+        }
         self.port.cancel(self.deferred);
     }
 
@@ -219,6 +238,9 @@ impl<R: SendSpec> State<R> {
                 consumer: None,
                 failure: None,
                 cancelled: false,
+                running: Vec::new(),
+                alarm_sleeps: false,
+                alarm_at: None,
             },
         }
     }
@@ -314,6 +336,9 @@ impl<R: SendSpec> State<R> {
         if let Some(failure) = self.port.failure.take() {
             return (Handout::Failed(failure), deferred);
         }
+        if self.engine.deadline_due() && !self.port.cancelled {
+            self.with(&mut deferred, None, |engine, io| engine.pass_deadline(io));
+        }
         if let Some((outcome, unstarted)) = self.engine.hand_out() {
             self.dispatch(&mut deferred);
             if unstarted {
@@ -406,6 +431,7 @@ impl<R: SendSpec> State<R> {
             return (Err(output), deferred);
         }
         let (position, started) = start;
+        self.runs(index, None);
         match self.engine.complete(position, started, output) {
             Ok(ready) => {
                 if ready {
@@ -469,7 +495,7 @@ impl<R: SendSpec> State<R> {
         if !self.port.cancelled {
             self.with(deferred, None, |engine, io| {
                 engine.abandon(io);
-                io.cancel_running();
+                io.cancel_running(&mut |_| {});
             });
         }
     }
@@ -511,7 +537,10 @@ impl<R: SendSpec> State<R> {
             engine.next_start(io)
         });
         let next = match start {
-            Some(start) => Next::Start(start),
+            Some(start) => {
+                self.runs(index, Some(start.position));
+                Next::Start(start)
+            }
             None if self.port.cancelled => return Next::Stop,
             None => {
                 self.port.tasks.park(index);
@@ -526,6 +555,7 @@ impl<R: SendSpec> State<R> {
             // only: in place, an item taken is polled at once, before any
             // later pull.
             if let Next::Start(start) = next {
+                self.runs(index, None);
                 let leftovers = deferred.leftovers();
                 leftovers.waiting.push_back((start.started.0, start.future));
             }
@@ -552,10 +582,16 @@ impl<R: SendSpec> State<R> {
     /// next one itself if work is left once it took its item, so a burst of
     /// freed starts costs one wake, not one per start.
     fn dispatch(&mut self, deferred: &mut Deferred<R>) {
-        let tasks = &mut self.port.tasks;
-        if self.port.cancelled || tasks.is_searching() || !self.engine.has_start() {
+        if self.port.cancelled || self.port.tasks.is_searching() {
             return;
         }
+        if !self.engine.has_start() {
+            // A start the rate alone refuses waits for a token from now
+            // (the engine's rule; nothing for a stream without a rate).
+            self.engine.note_rate_wait();
+            return;
+        }
+        let tasks = &mut self.port.tasks;
         if let Some(waker) = tasks.wake_idle() {
             deferred.searcher = waker;
         } else if tasks.len() < self.engine.budgets().workers {
@@ -584,6 +620,57 @@ impl<R: SendSpec> State<R> {
             deferred.searcher = waker;
         } else if let Some(waker) = tasks.wake_busy_to_refill() {
             deferred.refill = waker;
+        }
+    }
+
+    /// Notes the item task `index` runs (with deadlines only: the run's
+    /// deadline reports each by its position).
+    #[inline(always)]
+    fn runs(&mut self, index: usize, position: Option<u64>) {
+        if Engine::<R>::DEADLINES {
+            if self.port.running.len() <= index {
+                self.port.running.resize(index + 1, None);
+            }
+            self.port.running[index] = position;
+        }
+    }
+
+    /// The alarm task's section: its time came (or it was woken to look).
+    /// The run stops if its deadline passed; a start a token freed gets a
+    /// task. Then it sleeps until the engine's next alarm, if any; a section
+    /// that needs it sooner wakes it ([`State::check_alarm`]).
+    pub(super) fn alarm(&mut self) -> (Wake, Deferred<R>) {
+        let mut deferred = Deferred::new();
+        if !self.port.cancelled && self.engine.deadline_due() {
+            self.with(&mut deferred, None, |engine, io| engine.pass_deadline(io));
+            if self.engine.take_ready() {
+                self.port.wake_consumer(&mut deferred);
+            }
+        }
+        if self.port.cancelled {
+            self.port.alarm_sleeps = false;
+            return (Wake::Stop, deferred);
+        }
+        self.dispatch(&mut deferred);
+        let at = self.engine.alarm();
+        self.port.alarm_sleeps = true;
+        self.port.alarm_at = at;
+        (at.map_or(Wake::Idle, Wake::At), deferred)
+    }
+
+    /// At the end of every section: if the alarm task sleeps and the engine
+    /// now needs waking sooner than it sleeps until, it is woken to sleep
+    /// until then. (One flag read for a stream without a timer.)
+    #[inline]
+    pub(super) fn check_alarm(&mut self, deferred: &mut Deferred<R>) {
+        if !self.port.alarm_sleeps {
+            return;
+        }
+        if let Some(at) = self.engine.alarm() {
+            if self.port.alarm_at.is_none_or(|armed| at < armed) {
+                self.port.alarm_sleeps = false;
+                deferred.wake_alarm.raise();
+            }
         }
     }
 

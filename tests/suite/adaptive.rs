@@ -229,6 +229,33 @@ both_modes! {
         assert!(!heard[0].saturated, "a start was free: {:?}", heard[0]);
     }
 
+    /// Points 26 and 34: with a rate, both hold, and a start the rate alone
+    /// refuses is not the limit reached: more workers would not start more.
+    fn a_start_the_rate_refuses_is_not_saturation(mode) {
+        support::reset_clock();
+        support::reset_timers();
+        let gates = Gates::new();
+        let controller = Scripted::new(3, &[]);
+        let mut run = drive!(
+            mode,
+            gates
+                .source(10)
+                .bounded(3, 2)
+                .timer(support::HandTimer)
+                .rate(1, std::time::Duration::from_secs(1))
+                .adaptive(controller.clone(), |_: &usize| false)
+        );
+        // One token: item 0 runs, two workers free, items 1 and 2 wait.
+        assert!(run.take_ready().is_empty());
+        assert_eq!((gates.started(), run.stats().waiting), (1, 2));
+        gates.open(0);
+        assert_eq!(run.take_ready(), [0]);
+        let heard = controller.heard();
+        assert_eq!(heard.len(), 1);
+        assert!(!heard[0].saturated, "the rate, not the workers: {:?}", heard[0]);
+        assert_eq!(gates.started(), 1, "no token yet");
+    }
+
     /// Points 5 and 26: ordered, a full window counts as the limit reached.
     fn ordered_a_full_window_counts_as_reached(mode) {
         let gates = Gates::new();

@@ -10,14 +10,14 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bounded_buffered::{BoundedBuffered, BoundedStreamExt, Keyed, Weighted};
 use futures::stream::{self, BoxStream, FusedStream, Stream};
 use futures::{StreamExt, executor::block_on};
 use support::{
-    Driven, Gate, Gates, OrderedIf, StepExecutor, both_modes, counted, drain_ready, drive,
-    fed_source, fresh_stats, poll_once,
+    Driven, Gate, Gates, HandTimer, OrderedIf, StepExecutor, both_modes, counted, drain_ready,
+    drive, fed_source, fresh_stats, poll_once,
 };
 
 fn assert_send<T: Send>() {}
@@ -431,6 +431,43 @@ fn bad_input_panics_at_the_callers_line() {
     let line = line!() + 1;
     let at = panic_location(|| drop(weighted().max_waiting_weight(0)));
     assert_eq!(at, here(line), "max_waiting_weight(0)");
+
+    // The time budgets (point 31 to 34): a deadline or a rate with no timer
+    // to wake the stream, a rate or burst that could never start anything,
+    // and two notions of now.
+    let second = Duration::from_secs(1);
+    let line = line!() + 1;
+    let at = panic_location(|| drop(fresh().deadline(Instant::now())));
+    assert_eq!(at, here(line), "deadline without a timer");
+    let line = line!() + 1;
+    let at = panic_location(|| drop(fresh().rate(1, second)));
+    assert_eq!(at, here(line), "rate without a timer");
+    let line = line!() + 1;
+    let at = panic_location(|| drop(fresh().timer(HandTimer).rate(0, second)));
+    assert_eq!(at, here(line), "rate(0, _)");
+    let line = line!() + 1;
+    let at = panic_location(|| drop(fresh().timer(HandTimer).rate(1, Duration::ZERO)));
+    assert_eq!(at, here(line), "rate(_, 0)");
+    let line = line!() + 1;
+    let at = panic_location(|| drop(fresh().timer(HandTimer).rate(1, second).burst(0)));
+    assert_eq!(at, here(line), "burst(0)");
+    let line = line!() + 1;
+    let at = panic_location(|| drop(fresh().timer(HandTimer).burst(2)));
+    assert_eq!(at, here(line), "burst without a rate");
+    let line = line!() + 1;
+    let at = panic_location(|| drop(fresh().clock(Instant::now).timer(HandTimer)));
+    assert_eq!(at, here(line), "timer after clock");
+    let line = line!() + 1;
+    let at = panic_location(|| drop(fresh().timer(HandTimer).clock(Instant::now)));
+    assert_eq!(at, here(line), "clock after timer");
+    let limits = fresh().limits();
+    let line = line!() + 1;
+    let at = panic_location(|| limits.set_rate(1, second));
+    assert_eq!(at, here(line), "set_rate on a stream without a rate");
+    let limits = fresh().timer(HandTimer).rate(1, second).limits();
+    let line = line!() + 1;
+    let at = panic_location(|| limits.set_rate(0, second));
+    assert_eq!(at, here(line), "set_rate(0, _)");
 }
 
 /// Point 15: `Debug` names where the run is, the same in both modes:

@@ -19,8 +19,8 @@ use bounded_buffered::{BoundedStreamExt, Keyed, Shed, Weighted};
 use futures::{Stream, StreamExt, stream};
 use metrics::Unit;
 use support::{
-    Driven, Gate, Gates, OrderedIf, Recorded, advance, both_modes, drive, ms, nanos, now,
-    reset_clock,
+    Driven, Gate, Gates, HandTimer, OrderedIf, Recorded, advance, advance_timers, both_modes,
+    drive, ms, nanos, now, reset_clock, reset_timers,
 };
 
 use crate::adaptive::Scripted;
@@ -278,6 +278,42 @@ both_modes! {
         recorded.check("failing", &run.stats(), None, false);
     }
 
+    /// Points 30, 32 and 34: late and cancelled items, a run stopped at its
+    /// deadline and the time starts waited for tokens are counted as they
+    /// happen, equal to `stats()` once the stream is at rest.
+    fn deadlines_and_the_rate_are_counted(mode) {
+        reset_clock();
+        reset_timers();
+        let recorded = Recorded::new();
+        let gates = Gates::new();
+        let mut run = drive!(
+            mode,
+            recorded.scope(|| {
+                gates.source(10)
+                    .bounded(2, 2)
+                    .timer(HandTimer)
+                    .rate(100, std::time::Duration::from_secs(1))
+                    .deadline(now() + ms(15))
+                    .metrics("timed_budgets")
+            })
+        );
+        assert!(run.take_ready().is_empty());
+        advance_timers(ms(10));
+        assert!(run.take_ready().is_empty());
+        recorded.check("timed_budgets", &run.stats(), None, false);
+        advance_timers(ms(5));
+        let outcomes = run.take_to_end();
+        let stats = run.stats();
+        assert_eq!(outcomes.len(), 5, "2 cancelled, 2 late, the deadline");
+        assert_eq!((stats.cancelled, stats.late, stats.deadline_passed), (2, 2, true));
+        // Item 1 waited 10 ms for its token; then both workers were busy.
+        assert_eq!(stats.rate_waited, ms(10));
+        recorded.check("timed_budgets", &stats, None, false);
+        drop(outcomes);
+        run.drop_stream();
+        gates.check_all_dropped_once();
+    }
+
     /// Point 30: updates are batched. A poll that changes nothing calls
     /// nothing; what happens while the consumer takes one output after
     /// another is published when it next waits, or sees the end.
@@ -370,6 +406,13 @@ fn every_name_is_described_with_its_unit() {
         ("bounded_expired_total", ("counter", count)),
         ("bounded_failed_total", ("counter", count)),
         ("bounded_rejected_total", ("counter", count)),
+        ("bounded_late_total", ("counter", count)),
+        ("bounded_cancelled_total", ("counter", count)),
+        ("bounded_deadlines_passed_total", ("counter", count)),
+        (
+            "bounded_rate_waited_nanoseconds_total",
+            ("counter", Some(Unit::Nanoseconds)),
+        ),
         ("bounded_limit_changes_total", ("counter", count)),
         ("bounded_wait_seconds", ("histogram", Some(Unit::Seconds))),
         ("bounded_run_seconds", ("histogram", Some(Unit::Seconds))),

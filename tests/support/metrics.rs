@@ -233,6 +233,16 @@ impl Recorded {
             ("bounded_completed_total", stats.completed),
             ("bounded_expired_total", stats.expired),
             ("bounded_rejected_total", stats.rejected),
+            ("bounded_late_total", stats.late),
+            ("bounded_cancelled_total", stats.cancelled),
+            (
+                "bounded_deadlines_passed_total",
+                u64::from(stats.deadline_passed),
+            ),
+            (
+                "bounded_rate_waited_nanoseconds_total",
+                u64::try_from(stats.rate_waited.as_nanos()).unwrap(),
+            ),
         ];
         for (name, expected) in counters {
             assert_eq!(
