@@ -3,7 +3,7 @@
 //! `tools/compare` (`cargo run --release -p compare`), whose spawned section
 //! prints the same figures as a table with ratios and a chart.
 //!
-//! - `spawned/handoff` (issue 11's table): `bounded(16, 16).spawn_on(handle)`
+//! - `spawned/handoff` (the guide's spawned table): `bounded(16, 16).spawn_on(handle)`
 //!   against a task per item (`spawn` + `buffer_unordered(16)`) and tokio's
 //!   `JoinSet` + `Semaphore(16)`, on ready, yield-once and 20 µs CPU futures,
 //!   with the consumer in `block_on` or as a task, on a 2-thread tokio

@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
 # The admission measurements (tools/admission): two tenants with and without
 # per_key, a byte-budgeted import against the counting allocator, a firehose
-# with shed against back-pressure, and a front end that answers "busy". Each
+# with shed against back-pressure, a front end that answers "busy", and a
+# start quota (rate and burst) against governor's limiter. Each
 # runs on tokio's paused clock with seeded generators, so its table is the
 # same on every run and every machine, and takes well under a second; each
 # exits non-zero if one of its checks fails. `cargo test` does not build them
 # (a workspace member outside `default-members`).
 #
-#   scripts/admission-bench.sh [binary...]    (default: all four)
+#   scripts/admission-bench.sh [binary...]    (default: all five)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 binaries=("$@")
 if [ ${#binaries[@]} -eq 0 ]; then
-    binaries=(tenants import firehose frontend)
+    binaries=(tenants import firehose frontend rate)
 fi
 
 build_args=()

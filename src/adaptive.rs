@@ -15,13 +15,12 @@
 //! controller does not hear of them.
 
 use std::fmt;
-use std::sync::atomic::Ordering::SeqCst;
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use crate::budget::Budgets;
 use crate::limits;
-use crate::observe::Cause;
+use crate::observe::{self, Cause};
 
 /// What a completed item's output tells the controller: the classifier passed
 /// to [`adaptive`](crate::BoundedBuffered::adaptive) returns it (or a `bool`,
@@ -275,37 +274,48 @@ impl<O> Adjust<O> {
     /// the limit it returns. `(active, held, expired)` are the counts just
     /// before it completed (itself among the `active`): the limit was reached
     /// if the budgets allowed no further start then.
+    /// Whether a controller is set.
+    #[inline(always)]
+    pub(crate) fn is_on(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// Hands the controller the sample of an item that completed with
+    /// `output`: when it started and how long it ran, whether the limit was
+    /// reached (`saturated`, by the rule the stream starts items by) and how
+    /// many were in flight, and applies the limit it returns to `budgets`
+    /// and the handles' `settings`.
     #[inline]
     pub(crate) fn observe(
         &mut self,
         output: &O,
         (started, run): (Duration, Duration),
-        (active, held, expired): (usize, usize, usize),
+        reach: (bool, usize),
         budgets: &mut Budgets,
-        shared: &OnceLock<std::sync::Arc<limits::Shared>>,
+        settings: &OnceLock<std::sync::Arc<limits::Settings>>,
     ) {
         let Some(feedback) = self.0.as_mut() else {
             return;
         };
-        let saturated = !budgets.may_start(active, held, expired);
-        // Items completing in one poll are settled one by one: counting the
-        // held outputs, each sees as many as ran beside it.
-        let in_flight = active + held - expired;
-        let Some((limit, overload)) = Self::controller(feedback).sample(
-            output,
-            started,
-            run,
-            (saturated, in_flight),
-            budgets.workers,
-        ) else {
+        let Some((limit, overload)) =
+            Self::controller(feedback).sample(output, started, run, reach, budgets.workers)
+        else {
             return;
         };
         let limit = limit.max(1);
         if limit != budgets.workers {
-            budgets.set_by(limit, budgets.waiting, Cause::Controller { overload });
-            if let Some(shared) = shared.get() {
-                shared.workers.store(limit, SeqCst);
+            let cause = Cause::Controller { overload };
+            // Counted, shown and logged where the limits are kept: in the
+            // handles' settings, if there are any (always with `metrics`).
+            match settings.get() {
+                Some(settings) => settings.set(Some(limit), None, cause),
+                None => observe::limit_changed(
+                    (budgets.workers, budgets.waiting),
+                    (limit, budgets.waiting),
+                    cause,
+                ),
             }
+            budgets.set(limit, budgets.waiting);
         }
     }
 }

@@ -1,7 +1,5 @@
 //! The budgets, and the only place their rules are written down.
 
-use crate::observe::{self, Cause, Changes};
-
 /// What the caller allowed: how many futures run at once, how many items are
 /// pulled ahead of time, and how far ordered output may run ahead of its oldest
 /// unyielded item.
@@ -14,9 +12,6 @@ pub(crate) struct Budgets {
     /// What `active + held` must stay below: `window` if set, else `workers`
     /// (kept apart so the check on every start reads one number).
     span: usize,
-    /// How often `workers` and `waiting` moved, for the `metrics` exporter
-    /// (nothing without the feature).
-    changes: Changes,
 }
 
 impl Budgets {
@@ -27,7 +22,6 @@ impl Budgets {
             waiting,
             window: None,
             span: workers,
-            changes: Changes::default(),
         }
     }
 
@@ -40,22 +34,12 @@ impl Budgets {
         }
     }
 
-    /// New limits, from a `Limits` handle. The window stays as it was built.
+    /// New limits (a handle's, or the controller's). The window stays as it
+    /// was built. Whoever changed them counted and logged the change.
     pub(crate) fn set(&mut self, workers: usize, waiting: usize) {
-        self.set_by(workers, waiting, Cause::Handle);
-    }
-
-    /// New limits, set for `cause`: a change is counted (`metrics`) and
-    /// logged (`tracing`).
-    pub(crate) fn set_by(&mut self, workers: usize, waiting: usize, cause: Cause) {
-        let old = (self.workers, self.waiting);
         self.workers = workers;
         self.waiting = waiting;
         self.span = self.window.unwrap_or(workers);
-        if old != (workers, waiting) {
-            self.changes.record(old, (workers, waiting));
-            observe::limit_changed(old, (workers, waiting), cause);
-        }
     }
 
     /// The `workers` limit the stream starts with (an adaptive controller's
@@ -66,11 +50,6 @@ impl Budgets {
             span: self.window.unwrap_or(workers),
             ..self
         }
-    }
-
-    /// How often the limits moved so far.
-    pub(crate) fn changes(&self) -> Changes {
-        self.changes
     }
 
     /// Whether one more item may start, given the futures running (`active`) and

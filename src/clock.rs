@@ -23,6 +23,7 @@ use pin_project_lite::pin_project;
 
 use crate::expiry::MaxWait;
 use crate::observe::{Kind, Samples};
+use crate::time::Time;
 use crate::timings::Timings;
 
 mod sealed {
@@ -35,6 +36,17 @@ mod sealed {
 /// `Sync` and `Unpin`, so they add nothing to what the stream needs of its
 /// items for those.
 pub trait Clocking: sealed::Sealed + Send + Sync + Unpin + 'static {
+    /// Whether the stream reads a clock at all: only such a stream can have
+    /// time budgets, and so a timer to arm.
+    #[doc(hidden)]
+    const TIMED: bool;
+
+    /// A flag only a stream that reads a clock keeps: `bool`, or `()` (of
+    /// size zero, always down) for one that does not, so that what carries
+    /// it costs the others nothing.
+    #[doc(hidden)]
+    type Flag: Flag;
+
     /// What an item carries to remember when something happened to it.
     #[doc(hidden)]
     type Stamp: Copy + Default + Send + Sync + Unpin + 'static;
@@ -91,11 +103,56 @@ pub trait Clocking: sealed::Sealed + Send + Sync + Unpin + 'static {
     #[doc(hidden)]
     fn drain_samples(&mut self, f: &mut dyn FnMut(usize, u64, usize));
 
+    /// Whether `clock` gave the stream the caller's own clock.
+    #[doc(hidden)]
+    fn has_own_clock(&self) -> bool {
+        false
+    }
+
+    /// The time budgets, with this poll's reading, if the stream has any
+    /// (never for [`Untimed`]: every branch on them compiles away).
+    #[doc(hidden)]
+    fn time(&self) -> Option<&Time>;
+
+    /// The same, to apply them.
+    #[doc(hidden)]
+    fn time_mut(&mut self) -> Option<&mut Time>;
+
     /// The same settings on a clock: how `max_wait`, `timed` and `clock` turn an
     /// [`Untimed`] stream into a [`Clocked`] one, and keep what a [`Clocked`]
     /// one had.
     #[doc(hidden)]
     fn into_clocked(self) -> Clocked;
+}
+
+/// See [`Clocking::Flag`]. Public only because that trait names it; it
+/// cannot be named from outside.
+#[doc(hidden)]
+pub trait Flag: Copy + Default + Send + Sync + Unpin + 'static {
+    fn raise(&mut self);
+    fn is_raised(self) -> bool;
+}
+
+impl Flag for () {
+    #[inline(always)]
+    fn raise(&mut self) {}
+
+    #[inline(always)]
+    fn is_raised(self) -> bool {
+        false
+    }
+}
+
+impl Flag for bool {
+    #[inline(always)]
+    fn raise(&mut self) {
+        *self = true;
+    }
+
+    #[inline(always)]
+    fn is_raised(self) -> bool {
+        self
+    }
 }
 
 /// A stream that never reads a clock (the default).
@@ -105,6 +162,8 @@ pub struct Untimed;
 impl sealed::Sealed for Untimed {}
 
 impl Clocking for Untimed {
+    const TIMED: bool = false;
+    type Flag = ();
     type Stamp = ();
 
     #[inline(always)]
@@ -145,9 +204,21 @@ impl Clocking for Untimed {
 
     fn drain_samples(&mut self, _: &mut dyn FnMut(usize, u64, usize)) {}
 
+    #[inline(always)]
+    fn time(&self) -> Option<&Time> {
+        None
+    }
+
+    #[inline(always)]
+    fn time_mut(&mut self) -> Option<&mut Time> {
+        None
+    }
+
     fn into_clocked(self) -> Clocked {
         Clocked {
             now: Box::new(Instant::now),
+            own_clock: false,
+            time: None,
             epoch: None,
             read: None,
             max_wait: None,
@@ -163,9 +234,16 @@ impl Clocking for Untimed {
 /// [`adaptive`](crate::BoundedBuffered::adaptive) or
 /// [`clock`](crate::BoundedBuffered::clock).
 pub struct Clocked {
-    /// `Instant::now` unless [`clock`](crate::BoundedBuffered::clock) gave
-    /// another (boxing a function item allocates nothing).
+    /// `Instant::now` unless [`clock`](crate::BoundedBuffered::clock) or
+    /// [`timer`](crate::BoundedBuffered::timer) gave another (boxing a
+    /// function item allocates nothing).
     now: Box<dyn Fn() -> Instant + Send + Sync>,
+    /// Whether `now` is the caller's own (`clock`): a timer brings its own
+    /// clock, and a stream has one notion of now.
+    own_clock: bool,
+    /// The run's deadline and the start rate, if any: then the clock is read
+    /// at the start of every poll, for their rules ([`crate::time`]).
+    time: Option<Box<Time>>,
     /// The first reading: stamps count nanoseconds from it, so that a duration
     /// is one subtraction of integers (and a stamp is 8 bytes, not 16).
     epoch: Option<Instant>,
@@ -215,12 +293,27 @@ impl Clocked {
 
     fn read_clock(&mut self) -> Tick {
         let now = (self.now)();
+        self.take_reading(now)
+    }
+
+    fn take_reading(&mut self, now: Instant) -> Tick {
         let epoch = *self.epoch.get_or_insert(now);
         let nanos =
             u64::try_from(now.saturating_duration_since(epoch).as_nanos()).unwrap_or(u64::MAX - 1);
         let tick = Tick::MIN.saturating_add(nanos);
         self.read = Some(tick);
         tick
+    }
+
+    /// A stream with time budgets reads the clock as each poll begins, for
+    /// their rules, which ask for now without a `&mut`.
+    #[cold]
+    fn read_for_time(&mut self) {
+        let now = (self.now)();
+        self.take_reading(now);
+        if let Some(time) = &mut self.time {
+            time.read(now);
+        }
     }
 
     /// Now, if `needed`; `None` (and no reading) otherwise.
@@ -237,12 +330,17 @@ impl Clocked {
 }
 
 impl Clocking for Clocked {
+    const TIMED: bool = true;
+    type Flag = bool;
     /// `None` where nothing needs the time: no reading is taken for it.
     type Stamp = Option<Tick>;
 
     #[inline]
     fn begin_poll(&mut self) {
         self.read = None;
+        if self.time.is_some() {
+            self.read_for_time();
+        }
     }
 
     #[inline]
@@ -263,8 +361,8 @@ impl Clocking for Clocked {
             return Some(Duration::from_nanos(waited));
         }
         if let Some(timings) = &mut self.timings {
-            timings.wait.record(waited);
-            self.samples.record(Kind::Wait, waited);
+            let bucket = timings.wait.record(waited);
+            self.samples.record(Kind::Wait, bucket);
         }
         None
     }
@@ -272,8 +370,8 @@ impl Clocking for Clocked {
     #[inline]
     fn started_at_once(&mut self) {
         if let Some(timings) = &mut self.timings {
-            timings.wait.record(0);
-            self.samples.record(Kind::Wait, 0);
+            let bucket = timings.wait.record(0);
+            self.samples.record(Kind::Wait, bucket);
         }
     }
 
@@ -283,8 +381,8 @@ impl Clocking for Clocked {
         let now = self.now();
         if let Some(timings) = &mut self.timings {
             let run = between(started, now);
-            timings.run.record(run);
-            self.samples.record(Kind::Run, run);
+            let bucket = timings.run.record(run);
+            self.samples.record(Kind::Run, bucket);
         }
         Some(now)
     }
@@ -296,8 +394,8 @@ impl Clocking for Clocked {
         };
         let held = between(completed, self.now());
         if let Some(timings) = &mut self.timings {
-            timings.held.record(held);
-            self.samples.record(Kind::Held, held);
+            let bucket = timings.held.record(held);
+            self.samples.record(Kind::Held, bucket);
         }
     }
 
@@ -329,6 +427,20 @@ impl Clocking for Clocked {
         self.samples.drain(f);
     }
 
+    fn has_own_clock(&self) -> bool {
+        self.own_clock
+    }
+
+    #[inline]
+    fn time(&self) -> Option<&Time> {
+        self.time.as_deref()
+    }
+
+    #[inline]
+    fn time_mut(&mut self) -> Option<&mut Time> {
+        self.time.as_deref_mut()
+    }
+
     fn into_clocked(self) -> Self {
         self
     }
@@ -352,7 +464,23 @@ impl Clocked {
 
     pub(crate) fn with_clock(mut self, now: impl Fn() -> Instant + Send + Sync + 'static) -> Self {
         self.now = Box::new(now);
+        self.own_clock = true;
         self
+    }
+
+    /// The clock of a timer (`timer`): not the caller's own.
+    pub(crate) fn with_timer_clock(
+        mut self,
+        now: impl Fn() -> Instant + Send + Sync + 'static,
+    ) -> Self {
+        self.now = Box::new(now);
+        self.own_clock = false;
+        self
+    }
+
+    /// The time budgets, made empty if there were none.
+    pub(crate) fn time_budgets(&mut self) -> &mut Time {
+        self.time.get_or_insert_with(Box::default)
     }
 }
 

@@ -14,6 +14,8 @@ use std::error::Error;
 use std::fmt;
 use std::time::Duration;
 
+use crate::time::{Cancelled, DeadlinePassed, Late};
+
 /// A waiting item that was not started because it waited longer than the
 /// stream's [`max_wait`](crate::BoundedBuffered::max_wait).
 ///
@@ -113,6 +115,10 @@ pub trait Unstarted<F>: sealed::Sealed + Sized {
     /// Whether an item may be rejected (shed) at all.
     #[doc(hidden)]
     const REJECTS: bool;
+    /// Whether the stream has deadlines: an item may come back late or
+    /// cancelled, and the run may end at its deadline.
+    #[doc(hidden)]
+    const DEADLINES: bool = false;
 
     /// An item that expired at pickup, as this type holds it; handed back if
     /// it cannot hold one (never asked: only a stream that may expire has a
@@ -125,9 +131,29 @@ pub trait Unstarted<F>: sealed::Sealed + Sized {
     #[doc(hidden)]
     fn rejected(rejected: crate::Rejected<F>) -> Result<Self, crate::Rejected<F>>;
 
-    /// Whether this is a rejection (else an expiry).
+    /// Whether this is a rejection (else an expiry, or one of a deadline's).
     #[doc(hidden)]
     fn is_rejected(&self) -> bool;
+
+    /// An item a deadline kept from starting, as this type holds it; handed
+    /// back if it cannot hold one (never asked: only a stream with
+    /// deadlines has them).
+    #[doc(hidden)]
+    fn late(late: Late<F>) -> Result<Self, Late<F>> {
+        Err(late)
+    }
+
+    /// An item cancelled at the run's deadline, if this type holds one.
+    #[doc(hidden)]
+    fn cancelled(_: Cancelled) -> Option<Self> {
+        None
+    }
+
+    /// The run's deadline, as its last outcome, if this type holds one.
+    #[doc(hidden)]
+    fn deadline_passed(_: DeadlinePassed) -> Option<Self> {
+        None
+    }
 }
 
 impl sealed::Sealed for Infallible {}

@@ -33,8 +33,9 @@ use pin_project_lite::pin_project;
 pub(crate) trait Policy<S> {
     /// What runs in a worker.
     type Future: Future;
-    /// The source's future as the caller made it: what an expired item hands back.
-    type Source;
+    /// The job: the future as the caller made it, inside what runs. What an
+    /// item that never ran hands back, and what the key and weight rules read.
+    type Job;
     /// What a completed future settles to when it succeeded.
     type Ok;
     /// What ends the run: [`Infallible`] for [`Outputs`].
@@ -55,14 +56,14 @@ pub(crate) trait Policy<S> {
     fn settle(output: <Self::Future as Future>::Output) -> Result<Self::Ok, Self::Error>;
 
     /// The caller's future inside a waiting item.
-    fn into_source(future: Self::Future) -> Self::Source;
+    fn into_job(future: Self::Future) -> Self::Job;
 
-    /// A waiting item around the caller's future (the inverse of `into_source`).
-    fn from_source(future: Self::Source) -> Self::Future;
+    /// What runs, around the caller's future (the inverse of `into_job`).
+    fn from_job(job: Self::Job) -> Self::Future;
 
     /// The caller's future inside a waiting or running item, for the rules
     /// that read its key or weight.
-    fn source_ref(future: &Self::Future) -> &Self::Source;
+    fn job(future: &Self::Future) -> &Self::Job;
 
     /// An output, as the stream yields it.
     fn ok<O>(output: O) -> Self::Item<O>;
@@ -79,7 +80,7 @@ pub(crate) struct Outputs;
 
 impl<S: FutureStream> Policy<S> for Outputs {
     type Future = S::Item;
-    type Source = S::Item;
+    type Job = S::Item;
     type Ok = <S::Item as Future>::Output;
     type Error = Infallible;
     type Item<O> = O;
@@ -103,17 +104,17 @@ impl<S: FutureStream> Policy<S> for Outputs {
     }
 
     #[inline(always)]
-    fn into_source(future: S::Item) -> S::Item {
+    fn into_job(future: S::Item) -> S::Item {
         future
     }
 
     #[inline(always)]
-    fn from_source(future: S::Item) -> S::Item {
-        future
+    fn from_job(job: S::Item) -> S::Item {
+        job
     }
 
     #[inline(always)]
-    fn source_ref(future: &S::Item) -> &S::Item {
+    fn job(future: &S::Item) -> &S::Item {
         future
     }
 
@@ -135,7 +136,7 @@ pub(crate) struct FailFast;
 
 impl<S: TryFutureStream> Policy<S> for FailFast {
     type Future = TryRun<S::Ok>;
-    type Source = S::Ok;
+    type Job = S::Ok;
     type Ok = <S::Ok as TryFuture>::Ok;
     type Error = S::Error;
     type Item<O> = Result<O, S::Error>;
@@ -158,16 +159,16 @@ impl<S: TryFutureStream> Policy<S> for FailFast {
         output
     }
 
-    fn into_source(future: TryRun<S::Ok>) -> S::Ok {
+    fn into_job(future: TryRun<S::Ok>) -> S::Ok {
         future.future
     }
 
-    fn from_source(future: S::Ok) -> TryRun<S::Ok> {
-        TryRun { future }
+    fn from_job(job: S::Ok) -> TryRun<S::Ok> {
+        TryRun { future: job }
     }
 
     #[inline(always)]
-    fn source_ref(future: &TryRun<S::Ok>) -> &S::Ok {
+    fn job(future: &TryRun<S::Ok>) -> &S::Ok {
         &future.future
     }
 

@@ -47,6 +47,11 @@ impl IndexQueue {
         }
     }
 
+    /// Whether `index` is listed.
+    pub(crate) fn is_listed(&self, index: usize) -> bool {
+        self.listed[index]
+    }
+
     /// Takes the index listed longest.
     #[inline]
     pub(crate) fn pop(&mut self) -> Option<usize> {

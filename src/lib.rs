@@ -1,9 +1,9 @@
 //! Run a stream of futures with hard, separate budgets for the work that runs,
 //! the work that waits, and the results that are held.
 //!
-//! [`BoundedStreamExt::bounded`] turns any [`Stream`] of futures into a stream of
-//! their outputs, like `futures`' `buffer_unordered`, but with three budgets that
-//! each bound one quantity:
+//! [`BoundedStreamExt::bounded`] turns any [`Stream`](futures_core::Stream)
+//! of futures into a stream of their outputs, like `futures`'
+//! `buffer_unordered`, but with three budgets that each bound one quantity:
 //!
 //! - **`workers`**: at most this many futures run at once.
 //! - **`waiting`**: while the workers are busy, up to this many more items are
@@ -110,9 +110,13 @@
 //!     Everything else is still dropped exactly once, and polling the stream
 //!     again panics with a message saying why, rather than carrying on with a
 //!     lost item.
-//! 11. **Bad budgets**: `workers == 0`, `window == 0` and `ordered` after the
-//!     first poll panic at the caller's line with a message naming the
-//!     problem: none of them could ever make progress.
+//! 11. **Bad budgets**: a budget of 0 (`workers`, `window`, `per_key`,
+//!     `max_running_weight`, `max_waiting_weight`), with which nothing could
+//!     ever start or be pulled, and a builder method called after the first
+//!     poll (`ordered`, `timed`, `clock`, `max_wait`, `shed`, `per_key`, the
+//!     weight budgets, `metrics`, `adaptive`, `spawn_on`), which would change
+//!     what the work already under way was promised, panic at the caller's
+//!     line with a message naming the problem.
 //!
 //! **Wakes**
 //!
@@ -226,9 +230,9 @@
 //!     Spawned: the worker task that takes the item makes the check, under
 //!     the state's lock.
 //! 24. **Clock and timings** ([`timed`](BoundedBuffered::timed),
-//!     [`clock`](BoundedBuffered::clock)): a stream without `max_wait` or
-//!     `timed` never reads a clock; with them, the clock is read at most once
-//!     per `poll_next`. Timings record every item's wait, run and held time in
+//!     [`clock`](BoundedBuffered::clock)): a stream without `max_wait`,
+//!     `timed` or a time budget (points 31 to 34) never reads a clock; with
+//!     them, the clock is read at most once per `poll_next`. Timings record every item's wait, run and held time in
 //!     histograms of fixed size: no allocation per item. Spawned
 //!     ([`Spawned::timings`]): at most once per lock section, the same three
 //!     distributions.
@@ -292,10 +296,11 @@
 //!     keeps point 28's waiting bound); an item pulled with a worker free for
 //!     it starts if the rules pick it after the waiting items (it passes no
 //!     waiting item of its key, nor a heavier one the worker waits for). At
-//!     most `max(waiting,
-//!     1)` rejections are held untaken: then nothing is pulled, so with every
-//!     future blocked the source has advanced at most `workers + waiting +
-//!     max(waiting, 1)` items. Unordered, a rejection is yielded as it is
+//!     most `max(waiting, 1)` rejections are held untaken: then nothing is
+//!     pulled, so with every future blocked the source has advanced at most
+//!     `workers + places + max(waiting, 1)` items, `places` being the waiting
+//!     places: `waiting`, or `max(waiting, 1)` with keys or weights (point
+//!     27). Unordered, a rejection is yielded as it is
 //!     made; ordered, at its input position (with keys, weights or shedding,
 //!     an ordered stream takes each item's position when it pulls it, and an
 //!     item starts only while its position is within the window; a held
@@ -308,17 +313,66 @@
 //!
 //! 30. **Metrics and traces**: a stream given `.metrics(name)` publishes
 //!     through the `metrics` facade, under fixed names labelled `stream =
-//!     name`: once `poll_next` returns (spawned: once a lock section ends),
-//!     every gauge and counter has the value [`stats`](BoundedBuffered::stats)
-//!     reports, and each histogram has every duration
-//!     [`timings`](BoundedBuffered::timings) recorded. Updates are batched:
-//!     one publish per `poll_next` or lock section, which calls the facade
-//!     only for what changed. A stream without `.metrics` registers, describes
-//!     and publishes nothing. With `tracing`, the worker tasks of a spawned
+//!     name` (or labels of the caller's own). Whenever the stream is at rest
+//!     (in place, `poll_next` returned `Pending` or the end; spawned, a lock
+//!     section left the consumer waiting, or the run is over), every gauge
+//!     and counter has the value [`stats`](BoundedBuffered::stats) reports,
+//!     and each histogram every duration
+//!     [`timings`](BoundedBuffered::timings) recorded, at the top of its
+//!     bucket (at most 1/64 above, never below); while the consumer takes one
+//!     output after another, the exporter lags by at most 64 polls (spawned:
+//!     lock sections). The limits' gauges and change counters move where a
+//!     limit changes, at once. A publish calls the facade only for what
+//!     changed. A stream without `.metrics` registers, describes and
+//!     publishes nothing. With `tracing`, the worker tasks of a spawned
 //!     stream enter the span that was current at `spawn_on` while they poll,
 //!     so its futures log inside it (a future's own span, entered inside, is
 //!     the innermost); a change of a limit in force is a `debug!` event with
 //!     the limit, its old and new values and the reason.
+//!
+//! **Time budgets** (the guide's [time page](crate::guide::time); in both
+//! modes, with `ordered` and every other setting)
+//!
+//! 31. **Timer** ([`timer`](BoundedBuffered::timer), a [`Timer`]): the
+//!     timer's clock is the stream's one clock, for every rule and measure
+//!     that reads one. The stream arms the timer only for an instant the
+//!     engine names, when nothing else would wake it: the run's deadline, or
+//!     the next token while a start waits for one alone; one sleep, re-armed
+//!     in place when the instant changes. A stream without a deadline or a
+//!     rate never arms it; one without a timer never has one. Spawned, the
+//!     timer goes to an alarm task, spawned with the first worker, which
+//!     ends with the run. A timer that fires before its instant gets a
+//!     yield, never a spin.
+//! 32. **Run deadline** ([`deadline`](BoundedBuffered::deadline)): from the
+//!     deadline on (now at or after it, by the stream's clock), nothing is
+//!     pulled or started. At the first poll (spawned, lock section) that sees
+//!     it, every waiting item is yielded as [`Unfinished::Late`] holding its
+//!     untouched future, every running one is dropped and yielded as
+//!     [`Unfinished::Cancelled`] with its input position, outputs that
+//!     completed are still yielded, and [`Unfinished::Deadline`] comes last,
+//!     then the end; ordered, each at its input position. Every item pulled
+//!     comes back exactly once. `close` drains as usual and the deadline cuts
+//!     a drain short. [`Stats::deadline_passed`], [`Stats::late`] and
+//!     [`Stats::cancelled`] say so.
+//! 33. **Items' own deadlines** ([`item_deadlines`](BoundedBuffered::item_deadlines),
+//!     items [`Deadline`]): when a worker picks an item up, from the queue or
+//!     the source, an item whose deadline has passed is not started and is
+//!     yielded as [`Unfinished::Late`], never polled, first of every check.
+//!     It is not cancelled at its deadline once running. An item's effective
+//!     deadline is the earlier of its own and the run's. Every item is
+//!     pulled into a waiting place first, as with keys (point 27): with every
+//!     future blocked the source has advanced at most `workers + max(waiting,
+//!     1)` items; a late item held counts against `waiting`.
+//! 34. **Start rate** ([`rate`](BoundedBuffered::rate),
+//!     [`burst`](BoundedBuffered::burst)): a start needs a free worker and a
+//!     token; at most `n + burst - 1` items start in any window of length
+//!     `per` (exactly `n` with the default burst of 1), and once the burst is
+//!     spent, starts come `per / n` apart, each at the first instant its
+//!     token allows. While a start waits for a token, items are pulled ahead
+//!     within the waiting budget (points 2 and 3 unchanged), and the timer
+//!     wakes the stream when it is due. [`Limits::set_rate`] changes it while
+//!     the stream runs, keeping the tokens the bucket holds or owes.
+//!     [`Stats::rate_waited`] totals the time starts waited for tokens.
 //!
 //! # Tenants, bytes and shedding
 //!
@@ -677,8 +731,9 @@
 //!
 //! # Panics
 //!
-//! `bounded` panics if `workers` is 0, and `ordered` if `window` is 0 or if the
-//! stream was already polled (contract point 11).
+//! `bounded` panics if `workers` is 0, `ordered` if `window` is 0, and every
+//! builder method if the stream was already polled; a key limit or weight
+//! budget of 0 panics too (contract point 11).
 #![forbid(unsafe_code)]
 #![warn(
     missing_docs,
@@ -695,8 +750,11 @@ mod aimd;
 mod bounded;
 mod budget;
 mod clock;
+mod engine;
 mod expiry;
+mod ext;
 mod failure;
+pub mod guide;
 mod held;
 mod index_queue;
 mod items;
@@ -709,6 +767,7 @@ mod stats;
 mod sync;
 #[cfg(all(test, not(loom)))]
 mod tests;
+mod time;
 mod timings;
 mod wake;
 
@@ -720,106 +779,20 @@ pub use crate::aimd::{Aimd, Decision, History};
 pub use crate::bounded::{BoundedBuffered, TryBoundedBuffered};
 pub use crate::clock::{Clocked, Clocking, Untimed};
 pub use crate::expiry::{Expired, Unstarted};
+pub use crate::ext::BoundedStreamExt;
 pub use crate::items::{FutureStream, SendFutureStream, SendTryFutureStream, TryFutureStream};
 pub use crate::limits::Limits;
+#[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+pub use crate::observe::HISTOGRAM_BUCKETS;
 pub use crate::shed::{NotRun, Rejected, Shed};
 #[cfg(feature = "smol")]
 pub use crate::spawn::SmolGlobal;
 pub use crate::spawn::{Spawnable, Spawned, Spawner};
 pub use crate::stats::Stats;
+#[cfg(feature = "tokio")]
+pub use crate::time::TokioTimer;
+pub use crate::time::{Cancelled, Deadline, DeadlineOf, DeadlinePassed, Late, Timer, Unfinished};
+#[cfg(feature = "smol")]
+pub use crate::time::{SmolSleep, SmolTimer};
 pub use crate::timings::{Histogram, Timings};
-
-use futures_core::stream::Stream;
-
-/// An extension trait for [`Stream`]s of futures: adds [`bounded`](Self::bounded).
-pub trait BoundedStreamExt: Stream {
-    /// Runs the futures of this stream with at most `workers` running at once and
-    /// up to `waiting` more pulled from the source ahead of time, yielding their
-    /// outputs as they complete.
-    ///
-    /// `workers` bounds the futures running (an output the consumer has not
-    /// taken keeps its worker), `waiting` the items pulled ahead; `waiting ==
-    /// 0` means no prefetch. Contract points 1 to 4 and 6 to 13 of the
-    /// [crate documentation](crate#what-the-adapter-guarantees) say exactly
-    /// what holds. Call [`ordered`](BoundedBuffered::ordered) on the result for
-    /// outputs in input order.
-    ///
-    /// # Panics
-    ///
-    /// If `workers` is 0: no future could ever run, and the stream would hang
-    /// (contract point 11).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bounded_buffered::BoundedStreamExt;
-    /// use futures::{StreamExt, stream};
-    ///
-    /// # futures::executor::block_on(async {
-    /// let mut lengths: Vec<usize> = stream::iter(["a", "bb", "ccc"])
-    ///     .map(|word| async move { word.len() })
-    ///     .bounded(2, 1)
-    ///     .collect()
-    ///     .await;
-    /// lengths.sort();
-    /// assert_eq!(lengths, [1, 2, 3]);
-    /// # });
-    /// ```
-    #[track_caller]
-    fn bounded(self, workers: usize, waiting: usize) -> BoundedBuffered<Self>
-    where
-        Self: FutureStream + Sized,
-    {
-        BoundedBuffered::new(self, workers, waiting)
-    }
-
-    /// Like [`bounded`](Self::bounded), for a stream of fallible items that fails
-    /// fast: runs the `TryFuture`s of this `TryStream` under the same budgets,
-    /// yields their `Ok` outputs, and ends at the first error.
-    ///
-    /// The first `Err`, from the source or from any future, ends the run. From the
-    /// moment the adapter sees it, nothing more is pulled or started, every
-    /// running future and waiting item is dropped at once, and the outputs that
-    /// may still be yielded in order are yielded (unordered, every output that
-    /// completed before the error; [ordered](BoundedBuffered::ordered), the
-    /// complete prefix from the oldest unyielded position: an earlier item still
-    /// running does not make the error wait, it is cancelled). Then the `Err` is
-    /// yielded, then `None` forever. See [Failure and shutdown](crate#failure-and-shutdown)
-    /// for how this compares with `bounded` and [`close`](BoundedBuffered::close).
-    ///
-    /// The budgets, [`ordered`](BoundedBuffered::ordered),
-    /// [`stats`](BoundedBuffered::stats), [`close`](BoundedBuffered::close) and
-    /// [`spawn_on`](BoundedBuffered::spawn_on) work as for `bounded`.
-    ///
-    /// # Panics
-    ///
-    /// If `workers` is 0: no future could ever run, and the stream would hang.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bounded_buffered::BoundedStreamExt;
-    /// use futures::{StreamExt, TryStreamExt, stream};
-    ///
-    /// # futures::executor::block_on(async {
-    /// let parsed: Result<Vec<u32>, String> = stream::iter(["1", "2", "x", "4"])
-    ///     .map(|text| Ok::<_, String>(async move {
-    ///         text.parse::<u32>().map_err(|_| format!("not a number: {text}"))
-    ///     }))
-    ///     .try_bounded(2, 2)
-    ///     .ordered(2)
-    ///     .try_collect()
-    ///     .await;
-    /// assert_eq!(parsed, Err("not a number: x".to_string()));
-    /// # });
-    /// ```
-    #[track_caller]
-    fn try_bounded(self, workers: usize, waiting: usize) -> TryBoundedBuffered<Self>
-    where
-        Self: TryFutureStream + Sized,
-    {
-        TryBoundedBuffered::new(self, workers, waiting)
-    }
-}
-
-impl<S: Stream + ?Sized> BoundedStreamExt for S {}

@@ -185,7 +185,7 @@ impl<F: Future> Slots<F> {
         // Slots that wake themselves during this pass go behind it.
         let pass = self.woken.len().min(*budget);
         *budget -= pass;
-        for _ in 0..pass {
+        for left in (0..pass).rev() {
             let Some(index) = self.woken.pop() else {
                 break;
             };
@@ -204,25 +204,64 @@ impl<F: Future> Slots<F> {
                 (Poll::Pending, true) => self.woken.push(index),
                 (Poll::Pending, false) => {}
             }
+            // A wake through the tree meanwhile, maybe for a slot still
+            // listed in this pass: that slot's poll here answers it (contract
+            // point 7: once), so it is taken off the tree now rather than
+            // left to make the next pass poll the slot again for nothing.
+            // After the pass's last poll no slot of it is left to answer.
+            if left > 0 && self.ready.has_ready() {
+                self.answer_listed();
+            }
         }
     }
 
-    /// Drops every running future, each exactly once, and frees its slot; returns
-    /// how many there were. Their wakers stay valid: a late wake finds the slot
-    /// empty and is ignored.
+    /// Takes the tree's wakes during a pass. A wake for a slot still listed
+    /// is answered by its poll in this pass and goes; any other (a slot
+    /// polled earlier in the pass, or not listed) is sent through the tree
+    /// again, as a wake from another future, for the next pass, and so is
+    /// a change of limits.
     #[cold]
-    pub(crate) fn cancel_all(&mut self) -> usize {
+    #[inline(never)]
+    fn answer_listed(&mut self) {
+        let Self {
+            slots,
+            ready,
+            woken,
+            ..
+        } = self;
+        let mut limits_changed = false;
+        // A wake sent again lands in a word this take has swapped already,
+        // so the take does not see it: it waits in the tree.
+        ready.take(
+            |index| {
+                if !woken.is_listed(index) {
+                    slots[index].waker.wake_by_ref();
+                }
+            },
+            || limits_changed = true,
+        );
+        if limits_changed {
+            ready.control().signal();
+        }
+    }
+
+    /// Drops every running future, each exactly once, and frees its slot,
+    /// telling `each` the position it ran at. Their wakers stay valid: a late
+    /// wake finds the slot empty and is ignored.
+    #[cold]
+    pub(crate) fn cancel_all(&mut self, each: &mut dyn FnMut(u64)) {
         self.woken.clear();
-        let mut cancelled = 0;
         for (index, slot) in self.slots.iter_mut().enumerate() {
-            let mut future = slot.running.as_mut().project().future;
+            let running = slot.running.as_mut().project();
+            let mut future = running.future;
             if future.is_some() {
-                future.set(None);
+                // Freed first, so that a destructor that panics leaves the
+                // slot free and the position told.
                 self.free.push(index);
-                cancelled += 1;
+                each(*running.position);
+                future.set(None);
             }
         }
-        cancelled
     }
 
     /// See [`ReadyTree::wake_consumer`].

@@ -8,9 +8,11 @@
 /// totals. Taking a snapshot copies a few integers, so it is cheap enough to do
 /// after every item.
 ///
-/// Each budget bounds one count: `active <= workers`, `waiting <= waiting`, and
-/// `active + held <= workers` (unordered) or `<= window` (ordered): contract
-/// points 2 to 5 and 15 of the [crate documentation](crate#what-the-adapter-guarantees).
+/// Each budget bounds one count: `active <= workers`, `waiting <= waiting`
+/// (`max(waiting, 1)` with keys or weights, which always keep one waiting
+/// place: contract point 27), and `active + held <= workers` (unordered) or
+/// `<= window` (ordered): contract points 2 to 5 and 15 of the [crate
+/// documentation](crate#what-the-adapter-guarantees).
 ///
 /// # Examples
 ///
@@ -81,6 +83,19 @@ pub struct Stats {
     pub peak_running_weight: u64,
     /// The largest `waiting_weight` so far.
     pub peak_waiting_weight: u64,
+    /// Items never started because a deadline passed first, the run's
+    /// ([`deadline`](crate::BoundedBuffered::deadline)) or their own
+    /// ([`item_deadlines`](crate::BoundedBuffered::item_deadlines)), so far.
+    pub late: u64,
+    /// Items cancelled at the run's deadline: started, and not seen to
+    /// complete by then.
+    pub cancelled: u64,
+    /// The run's deadline passed while the run was on: it stopped there
+    /// (nothing more was pulled or started), and its last outcome says so.
+    pub deadline_passed: bool,
+    /// With a [`rate`](crate::BoundedBuffered::rate): how long, in all, a
+    /// start the counts allowed (with an item for it) waited for the rate.
+    pub rate_waited: std::time::Duration,
 }
 
 /// The stream's `size_hint` (contract point 15), for both modes: what is in

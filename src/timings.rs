@@ -75,12 +75,14 @@ impl Histogram {
 
     /// Adds one duration of `nanos` nanoseconds.
     #[inline]
-    pub(crate) fn record(&mut self, nanos: u64) {
-        self.counts[bucket(nanos)] += 1;
+    pub(crate) fn record(&mut self, nanos: u64) -> usize {
+        let bucket = bucket(nanos);
+        self.counts[bucket] += 1;
         self.count += 1;
         self.min = self.min.min(nanos);
         self.max = self.max.max(nanos);
         self.sum += u128::from(nanos);
+        bucket
     }
 
     /// How many durations were recorded.
@@ -171,6 +173,24 @@ fn bucket(nanos: u64) -> usize {
 }
 
 /// The middle of bucket `index`, in ns.
+/// How many buckets a histogram has (the `metrics` exporter batches its
+/// samples by them).
+#[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+pub(crate) const BUCKETS_IN_ALL: usize = BUCKETS;
+
+/// The largest duration in bucket `index`: at most 1/64 above any duration
+/// in it, never below (the top bucket's, beyond 2^40 ns, is its lower bound's
+/// double).
+#[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+pub(crate) fn top(index: usize) -> u64 {
+    if index < SUB {
+        return index as u64;
+    }
+    let octave = (index / SUB) as u32 - 1;
+    let sub = (index % SUB) as u64;
+    ((SUB as u64 + sub + 1) << octave) - 1
+}
+
 fn middle(index: usize) -> u64 {
     if index < SUB {
         return index as u64;

@@ -1,4 +1,4 @@
-//! The spawned mode's hand-off workloads (issue 11's table): `bounded(16,
+//! The spawned mode's hand-off workloads (the guide's spawned table): `bounded(16,
 //! 16).spawn_on(executor)` against the two things a user would write instead,
 //! a task per item (`spawn` + `buffer_unordered(16)` over the handles) and
 //! tokio's `JoinSet` with a `Semaphore` of 16 permits taken before each

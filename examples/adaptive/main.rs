@@ -94,7 +94,7 @@ fn targets(adaptive: &Report, best: f64) {
         waited(true),
         waited(false)
     );
-    // Issue 20: within [0.8, 1.25] x the new capacity, for good, within
+    // The settling target: within [0.8, 1.25] x the new capacity, for good, within
     // 300 ms of the drop.
     let (low, high) = (
         (0.8 * LOWER_CAPACITY as f64).ceil() as usize,

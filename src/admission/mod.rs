@@ -12,7 +12,7 @@
 //! stream with keys or weights has at least one waiting place.
 
 mod keyed;
-mod weighted;
+pub(crate) mod weighted;
 
 pub use self::keyed::{KeyOf, KeyRule, Keyed, PerKey, Unkeyed};
 pub use self::weighted::{Unweighted, WeightOf, WeightRule, Weighted, Weights};

@@ -85,6 +85,10 @@ impl<F> Weighted<F> {
     pub fn into_inner(self) -> F {
         self.future
     }
+
+    pub(crate) fn future_ref(&self) -> &F {
+        &self.future
+    }
 }
 
 impl<F: Future> Future for Weighted<F> {
@@ -292,31 +296,49 @@ impl Default for Weights {
 }
 
 impl Weights {
-    /// The same weights with a running budget.
-    #[track_caller]
+    /// The same weights with a running budget, checked by [`running_budget`].
     pub(crate) fn with_max_running(self, max: u64) -> Self {
-        assert!(
-            max > 0,
-            "`max_running_weight` needs a budget of at least 1: with 0 no item could ever start"
-        );
         Self {
             max_running: u128::from(max),
             ..self
         }
     }
 
-    /// The same weights with a waiting budget.
-    #[track_caller]
+    /// The same weights with a waiting budget, checked by [`waiting_budget`].
     pub(crate) fn with_max_waiting(self, max: u64) -> Self {
-        assert!(
-            max > 0,
-            "`max_waiting_weight` needs a budget of at least 1: with 0 nothing could ever be pulled"
-        );
         Self {
             max_waiting: u128::from(max),
             ..self
         }
     }
+}
+
+/// `max`, checked as a running weight budget at the caller's line.
+///
+/// # Panics
+///
+/// If `max` is 0: no item could ever start (contract point 11).
+#[track_caller]
+pub(crate) fn running_budget(max: u64) -> u64 {
+    assert!(
+        max > 0,
+        "`max_running_weight` needs a budget of at least 1: with 0 no item could ever start"
+    );
+    max
+}
+
+/// `max`, checked as a waiting weight budget at the caller's line.
+///
+/// # Panics
+///
+/// If `max` is 0: nothing could ever be pulled (contract point 11).
+#[track_caller]
+pub(crate) fn waiting_budget(max: u64) -> u64 {
+    assert!(
+        max > 0,
+        "`max_waiting_weight` needs a budget of at least 1: with 0 nothing could ever be pulled"
+    );
+    max
 }
 
 impl Weights {

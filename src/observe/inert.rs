@@ -4,7 +4,7 @@
 //! without the feature compiles to what it was before the feature existed.
 
 #[cfg(not(feature = "metrics"))]
-pub(crate) use self::metrics::{Changes, Metrics, Samples};
+pub(crate) use self::metrics::{LimitSeries, Metrics, Samples};
 #[cfg(not(feature = "tracing"))]
 pub(crate) use self::trace::{Span, limit_changed};
 
@@ -28,16 +28,31 @@ mod metrics {
         pub(crate) fn adopt(&mut self, _: &mut impl Clocking, _: (bool, bool)) {}
 
         #[inline(always)]
-        pub(crate) fn publish(&mut self, _: &Stats, _: bool, _: Changes, _: &mut impl Clocking) {}
+        pub(crate) fn check_recorder(&self, _: &str) {}
+
+        #[inline(always)]
+        pub(crate) fn due(&mut self, _: bool) -> bool {
+            false
+        }
+
+        #[inline(always)]
+        pub(crate) fn publish(&mut self, _: &Stats, _: bool, _: &mut impl Clocking) {}
     }
 
-    /// No count of limit changes.
-    #[derive(Clone, Copy, Debug, Default)]
-    pub(crate) struct Changes(());
+    /// No limits' series: never made, since no exporter hands one out.
+    #[derive(Debug)]
+    pub(crate) enum LimitSeries {}
 
-    impl Changes {
+    impl LimitSeries {
         #[inline(always)]
-        pub(crate) fn record(&mut self, _: (usize, usize), _: (usize, usize)) {}
+        pub(crate) fn show(&self, _: (usize, usize)) {
+            match *self {}
+        }
+
+        #[inline(always)]
+        pub(crate) fn changed(&self, _: (usize, usize), _: (usize, usize)) {
+            match *self {}
+        }
     }
 
     /// No samples kept.
@@ -49,7 +64,7 @@ mod metrics {
         pub(crate) fn tap(&mut self) {}
 
         #[inline(always)]
-        pub(crate) fn record(&mut self, _: Kind, _: u64) {}
+        pub(crate) fn record(&mut self, _: Kind, _: usize) {}
 
         #[inline(always)]
         pub(crate) fn drain(&mut self, _: &mut dyn FnMut(usize, u64, usize)) {}

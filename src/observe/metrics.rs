@@ -3,15 +3,19 @@
 //! [`BoundedBuffered::metrics`](crate::BoundedBuffered::metrics) for the list,
 //! and why the names are fixed).
 //!
-//! Nothing here runs per item. The stream publishes once per `poll_next` in
-//! place and once per lock section spawned ([`Metrics::publish`]): it hands
-//! over a snapshot of its stats, and the exporter sets each gauge that moved
-//! since the last publish and adds to each counter what its total gained. So
-//! ten items completed in one poll are one `increment(10)`, and a poll that
-//! changed nothing calls nothing. The only calls that follow the number of
-//! items are the histograms': one `record_many` per run of equal durations
-//! the clock recorded (it is read once per poll, so many items of one poll
-//! share a reading), kept by [`Samples`] until the next publish.
+//! Nothing here runs per item. The stream publishes when it comes to rest
+//! (in place, a poll that returns `Pending` or the end; spawned, a lock
+//! section that leaves the consumer waiting, or the end of the run) and
+//! otherwise once per [`PUBLISH_EVERY`] polls or sections ([`Metrics::publish`]):
+//! it hands over a snapshot of its stats, and the exporter sets each gauge
+//! that moved since the last publish and adds to each counter what its total
+//! gained. So ten items completed between two publishes are one
+//! `increment(10)`, and a publish that changed nothing calls nothing. The
+//! histograms' samples are counted per bucket of the stream's own histograms
+//! ([`Samples`]) and recorded at the next publish, one `record_many` per
+//! bucket hit, at the bucket's top (at most 1/64 above the sample, never
+//! below); so the calls follow the buckets a run's durations touch, not its
+//! items.
 //!
 //! The handles are registered, and the names described, when `.metrics` is
 //! called (and when a later builder call adds timings or keys or weights):
@@ -19,17 +23,41 @@
 //! `metrics::with_local_recorder` set.
 
 use metrics::{
-    Counter, Gauge, Histogram, Label, SharedString, Unit, describe_counter, describe_gauge,
-    describe_histogram,
+    Counter, Gauge, Histogram, Label, Unit, describe_counter, describe_gauge, describe_histogram,
 };
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 use crate::clock::Clocking;
 use crate::observe::Kind;
 use crate::stats::Stats;
+use crate::timings::{BUCKETS_IN_ALL, top};
 
-/// The gauges, in [`gauge_values`] order: the counts, the limits, then those
-/// of the key rule and of the weight budgets.
-const GAUGES: [(&str, Option<Unit>, &str); 9] = [
+/// Bucket bounds, in seconds, for the histograms `.metrics` exports
+/// (`bounded_wait_seconds`, `bounded_run_seconds`, `bounded_held_seconds`):
+/// from 100 µs to a minute, about three per power of ten. Without buckets
+/// the Prometheus exporter renders a histogram as a summary, whose quantiles
+/// cannot be aggregated across streams or instances.
+///
+/// With `metrics-exporter-prometheus`, give them to the builder:
+/// `PrometheusBuilder::new().set_buckets_for_metric(Matcher::Prefix("bounded_".into()),
+/// bounded_buffered::HISTOGRAM_BUCKETS)`.
+///
+/// # Examples
+///
+/// ```
+/// let buckets = bounded_buffered::HISTOGRAM_BUCKETS;
+/// assert!(buckets.is_sorted() && buckets[0] == 0.000_1 && buckets[buckets.len() - 1] == 60.0);
+/// ```
+pub const HISTOGRAM_BUCKETS: &[f64] = &[
+    0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+    5.0, 10.0, 30.0, 60.0,
+];
+
+/// The gauges the stream publishes, in [`gauge_values`] order: the counts,
+/// then those of the key rule and of the weight budgets.
+const GAUGES: [(&str, Option<Unit>, &str); 7] = [
     (
         "bounded_active",
         Some(Unit::Count),
@@ -44,16 +72,6 @@ const GAUGES: [(&str, Option<Unit>, &str); 9] = [
         "bounded_held",
         Some(Unit::Count),
         "Complete outputs not yet handed to the consumer.",
-    ),
-    (
-        "bounded_workers_limit",
-        Some(Unit::Count),
-        "The `workers` limit in force.",
-    ),
-    (
-        "bounded_waiting_limit",
-        Some(Unit::Count),
-        "The `waiting` limit in force.",
     ),
     (
         "bounded_keys_running",
@@ -78,12 +96,18 @@ const GAUGES: [(&str, Option<Unit>, &str); 9] = [
 ];
 
 /// The first gauge of the key rule, and of the weight budgets.
-const KEY_GAUGES: usize = 5;
-const WEIGHT_GAUGES: usize = 7;
+const KEY_GAUGES: usize = 3;
+const WEIGHT_GAUGES: usize = 5;
 
-/// The counters, in [`totals`] order (the limit changes last, four series of
-/// one name).
-const COUNTERS: [(&str, &str); 6] = [
+/// The limits' gauges, `workers` then `waiting`: set by [`LimitSeries`],
+/// where a limit changes.
+const LIMIT_GAUGES: [(&str, &str); 2] = [
+    ("bounded_workers_limit", "The `workers` limit in force."),
+    ("bounded_waiting_limit", "The `waiting` limit in force."),
+];
+
+/// The counters the stream publishes, in [`totals`] order.
+const COUNTERS: [(&str, &str); 9] = [
     ("bounded_pulled_total", "Items taken from the source."),
     (
         "bounded_completed_total",
@@ -102,12 +126,31 @@ const COUNTERS: [(&str, &str); 6] = [
         "Items handed back unstarted by `shed`.",
     ),
     (
-        "bounded_limit_changes_total",
-        "Changes of the `workers` or `waiting` limit in force (label `limit`), up or down (label `direction`), by a `Limits` handle or the adaptive controller.",
+        "bounded_late_total",
+        "Items never started because a deadline passed first, the run's (`deadline`) or their own (`item_deadlines`).",
+    ),
+    (
+        "bounded_cancelled_total",
+        "Items cancelled at the run's deadline: started, and not seen to complete by then.",
+    ),
+    (
+        "bounded_deadlines_passed_total",
+        "Runs stopped at their deadline (`deadline`).",
+    ),
+    (
+        "bounded_rate_waited_nanoseconds_total",
+        "With `rate`: time a start the counts allowed waited for a token, in all.",
     ),
 ];
 
-/// The series of `bounded_limit_changes_total`, in [`Changes`] order.
+/// The limit changes' counter, counted by [`LimitSeries`].
+const LIMIT_CHANGES_TOTAL: (&str, &str) = (
+    "bounded_limit_changes_total",
+    "Changes of the `workers` or `waiting` limit in force (label `limit`), up or down (label `direction`), by a `Limits` handle or the adaptive controller.",
+);
+
+/// The series of `bounded_limit_changes_total`: `workers` up and down,
+/// `waiting` up and down.
 const LIMIT_CHANGES: [(&str, &str); 4] = [
     ("workers", "up"),
     ("workers", "down"),
@@ -127,7 +170,7 @@ const HISTOGRAMS: [(&str, &str); 3] = [
     ),
     (
         "bounded_held_seconds",
-        "From the completion to the hand-out, per output handed out (with `timed`).",
+        "From the completion (or, for an item not run, its expiry or rejection) to the hand-out, per outcome handed out (with `timed`).",
     ),
 ];
 
@@ -136,25 +179,33 @@ const HISTOGRAMS: [(&str, &str); 3] = [
 #[derive(Default)]
 pub(crate) struct Metrics(Option<Box<Exporter>>);
 
-/// How many counter series: the totals, and the four of the limit changes.
-const SERIES: usize = COUNTERS.len() - 1 + LIMIT_CHANGES.len();
-
 /// Flat arrays, compared element by element at each publish: the handles
 /// and what each last showed, side by side.
 struct Exporter {
-    /// `stream = name`, for what is registered later.
+    /// `stream = name`, or the caller's labels, for what is registered later.
     labels: Vec<Label>,
+    /// The recorder the series were registered with (its address), which a
+    /// later builder call must register with too ([`Metrics::check_recorder`]).
+    recorder: usize,
     /// Each gauge: registered, or a no-op handle for those of keys and
     /// weights on a stream without them (whose values stay 0).
     gauges: [Gauge; GAUGES.len()],
     /// The value each gauge was last set to; `u64::MAX` before the first.
     shown: [u64; GAUGES.len()],
-    counters: [Counter; SERIES],
+    counters: [Counter; COUNTERS.len()],
     /// The total each counter was last brought to.
-    published: [u64; SERIES],
+    published: [u64; COUNTERS.len()],
     /// Once the stream is timed.
     histograms: Option<[Histogram; 3]>,
+    /// The limits' series, shared with the limits' settings.
+    limits: Arc<LimitSeries>,
+    /// Chances to publish left before one is taken at work ([`Metrics::due`]).
+    countdown: u32,
 }
+
+/// How many polls in place (spawned: lock sections) the exporter may lag the
+/// stream while the consumer is busy taking outputs.
+pub(crate) const PUBLISH_EVERY: u32 = 64;
 
 impl std::fmt::Debug for Metrics {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -173,35 +224,27 @@ impl Metrics {
     /// describing each name: the counts, limits and totals, and what else the
     /// stream has so far (see [`Metrics::adopt`]).
     pub(crate) fn new(
-        name: SharedString,
+        labels: Vec<Label>,
         clock: &mut impl Clocking,
         (keyed, weighted): (bool, bool),
     ) -> Self {
         describe();
-        let labels = vec![Label::new("stream", name)];
         let gauges = std::array::from_fn(|index| match index < KEY_GAUGES {
             true => metrics::gauge!(GAUGES[index].0, labels.clone()),
             false => Gauge::noop(),
         });
-        let (changes, _) = COUNTERS[COUNTERS.len() - 1];
-        let counters = std::array::from_fn(|index| {
-            match LIMIT_CHANGES.get(index.wrapping_sub(COUNTERS.len() - 1)) {
-                None => metrics::counter!(COUNTERS[index].0, labels.clone()),
-                Some(&(limit, direction)) => {
-                    let mut labels = labels.clone();
-                    labels.push(Label::new("limit", limit));
-                    labels.push(Label::new("direction", direction));
-                    metrics::counter!(changes, labels)
-                }
-            }
-        });
+        let counters = COUNTERS.map(|(name, _)| metrics::counter!(name, labels.clone()));
+        let limits = Arc::new(LimitSeries::new(&labels));
         let mut metrics = Self(Some(Box::new(Exporter {
+            recorder: current_recorder(),
             labels,
             gauges,
             shown: [u64::MAX; GAUGES.len()],
             counters,
-            published: [0; SERIES],
+            published: [0; COUNTERS.len()],
             histograms: None,
+            limits,
+            countdown: PUBLISH_EVERY,
         })));
         metrics.adopt(clock, (keyed, weighted));
         metrics
@@ -210,6 +253,45 @@ impl Metrics {
     #[inline(always)]
     pub(crate) fn is_on(&self) -> bool {
         self.0.is_some()
+    }
+
+    /// Whether to publish now: always once the stream is at rest (the
+    /// consumer found nothing to take, or the stream ended), otherwise every
+    /// [`PUBLISH_EVERY`]th time it asks. A stream whose consumer takes one
+    /// output after another pays for a publish once per 64 of them, not per
+    /// output.
+    #[inline]
+    pub(crate) fn due(&mut self, at_rest: bool) -> bool {
+        let Some(exporter) = &mut self.0 else {
+            return false;
+        };
+        exporter.countdown -= 1;
+        if at_rest || exporter.countdown == 0 {
+            exporter.countdown = PUBLISH_EVERY;
+            return true;
+        }
+        false
+    }
+
+    /// Panics, at the caller's line, if `method` (a builder call after
+    /// `.metrics`, which registers what it adds) meets another recorder than
+    /// `.metrics` did: its series would go elsewhere than the stream's
+    /// others (say, a local recorder's scope ended in between).
+    #[track_caller]
+    pub(crate) fn check_recorder(&self, method: &str) {
+        if let Some(exporter) = &self.0 {
+            assert!(
+                exporter.recorder == current_recorder(),
+                "`{method}` after `.metrics` must run with the recorder `.metrics` registered with \
+                 in place (the same `metrics::with_local_recorder` scope, or the global one): \
+                 call `.metrics` last, or keep the recorder"
+            );
+        }
+    }
+
+    /// The limits' series, for the limits' settings to publish to.
+    pub(crate) fn limit_series(&self) -> Option<Arc<LimitSeries>> {
+        self.0.as_ref().map(|exporter| Arc::clone(&exporter.limits))
     }
 
     /// A builder call gave the stream timings (`clock` is timed), or keys or
@@ -242,13 +324,7 @@ impl Metrics {
     /// stream's snapshot now, `failed` whether the run failed fast, `changes`
     /// the limit changes so far.
     #[inline(never)]
-    pub(crate) fn publish(
-        &mut self,
-        stats: &Stats,
-        failed: bool,
-        changes: Changes,
-        clock: &mut impl Clocking,
-    ) {
+    pub(crate) fn publish(&mut self, stats: &Stats, failed: bool, clock: &mut impl Clocking) {
         let Some(exporter) = &mut self.0 else {
             return;
         };
@@ -267,7 +343,7 @@ impl Metrics {
                 *shown = value;
             }
         }
-        let totals = totals(stats, failed, changes);
+        let totals = totals(stats, failed);
         for ((counter, published), total) in counters.iter().zip(published).zip(totals) {
             if total > *published {
                 counter.increment(total - *published);
@@ -289,8 +365,10 @@ impl Metrics {
 /// task let go of it.
 impl Drop for Exporter {
     fn drop(&mut self) {
-        let in_flight = [0, 1, 2].into_iter().chain(KEY_GAUGES..GAUGES.len());
-        for index in in_flight {
+        // Whoever changes a limit from now on (a handle kept after the
+        // stream) publishes nothing.
+        self.limits.retire();
+        for index in 0..GAUGES.len() {
             // Never shown, or 0 already: nothing to take back.
             if self.shown[index] != 0 && self.shown[index] != u64::MAX {
                 self.gauges[index].set(0.0);
@@ -307,8 +385,6 @@ fn gauge_values(stats: &Stats) -> [u64; GAUGES.len()] {
         count(stats.active),
         count(stats.waiting),
         count(stats.held),
-        count(stats.workers_limit),
-        count(stats.waiting_limit),
         count(stats.keys_running),
         count(stats.blocked_by_key),
         stats.running_weight,
@@ -317,19 +393,24 @@ fn gauge_values(stats: &Stats) -> [u64; GAUGES.len()] {
 }
 
 /// The counters' totals, in [`Exporter::counters`] order.
-fn totals(stats: &Stats, failed: bool, changes: Changes) -> [u64; SERIES] {
-    let [workers_up, workers_down, waiting_up, waiting_down] = changes.0;
+fn totals(stats: &Stats, failed: bool) -> [u64; COUNTERS.len()] {
     [
         stats.pulled,
         stats.completed,
         stats.expired,
         u64::from(failed),
         stats.rejected,
-        workers_up,
-        workers_down,
-        waiting_up,
-        waiting_down,
+        stats.late,
+        stats.cancelled,
+        u64::from(stats.deadline_passed),
+        u64::try_from(stats.rate_waited.as_nanos()).unwrap_or(u64::MAX),
     ]
+}
+
+/// The address of the recorder current now (global, local, or the no-op
+/// one): what tells two apart.
+fn current_recorder() -> usize {
+    metrics::with_recorder(|recorder| std::ptr::from_ref(recorder).cast::<()>() as usize)
 }
 
 /// Describes every name, with its unit, to the current recorder: once per
@@ -343,76 +424,143 @@ fn describe() {
             None => describe_gauge!(name, description),
         }
     }
-    for (name, description) in COUNTERS {
-        describe_counter!(name, Unit::Count, description);
+    for (name, description) in LIMIT_GAUGES {
+        describe_gauge!(name, Unit::Count, description);
+    }
+    for (name, description) in COUNTERS.into_iter().chain([LIMIT_CHANGES_TOTAL]) {
+        // The one counter of time: in nanoseconds, the clock's resolution (a
+        // counter counts in whole numbers).
+        let unit = if name.ends_with("_nanoseconds_total") {
+            Unit::Nanoseconds
+        } else {
+            Unit::Count
+        };
+        describe_counter!(name, unit, description);
     }
     for (name, description) in HISTOGRAMS {
         describe_histogram!(name, Unit::Seconds, description);
     }
 }
 
-/// How often each limit in force moved, counted where limits are applied
-/// (`Budgets::set_by`): `workers` up and down, `waiting` up and down.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Changes([u64; 4]);
+/// The limits' gauges and change counters. A limit changes in the limits'
+/// settings (a handle sets it, or the controller), and stats report it from
+/// there at once, in place between two polls too: so these are published
+/// there, by whoever changes it, as it changes, not by the stream's
+/// publish. Shared by the stream's exporter and the settings; retired with
+/// the exporter, so a handle kept after the stream publishes nothing.
+pub(crate) struct LimitSeries {
+    /// `bounded_workers_limit`, `bounded_waiting_limit`.
+    gauges: [Gauge; 2],
+    /// `bounded_limit_changes_total`, in [`LIMIT_CHANGES`] order.
+    changes: [Counter; 4],
+    live: AtomicBool,
+}
 
-impl Changes {
-    /// The limits `(workers, waiting)` went from `old` to `new`.
-    #[inline]
-    pub(crate) fn record(&mut self, old: (usize, usize), new: (usize, usize)) {
+impl LimitSeries {
+    fn new(labels: &[Label]) -> Self {
+        Self {
+            gauges: LIMIT_GAUGES.map(|(name, _)| metrics::gauge!(name, labels.to_vec())),
+            changes: LIMIT_CHANGES.map(|(limit, direction)| {
+                let mut labels = labels.to_vec();
+                labels.push(Label::new("limit", limit));
+                labels.push(Label::new("direction", direction));
+                metrics::counter!(LIMIT_CHANGES_TOTAL.0, labels)
+            }),
+            live: AtomicBool::new(true),
+        }
+    }
+
+    /// The limits in force are `(workers, waiting)`.
+    pub(crate) fn show(&self, (workers, waiting): (usize, usize)) {
+        if self.live.load(Relaxed) {
+            // Far below 2^53: exact as an `f64`.
+            self.gauges[0].set(workers as f64);
+            self.gauges[1].set(waiting as f64);
+        }
+    }
+
+    /// The limits in force went from `old` to `new`: each that moved is one
+    /// change, up or down.
+    pub(crate) fn changed(&self, old: (usize, usize), new: (usize, usize)) {
+        if !self.live.load(Relaxed) {
+            return;
+        }
         for (at, (old, new)) in [(0, (old.0, new.0)), (2, (old.1, new.1))] {
-            if new > old {
-                self.0[at] += 1;
-            } else if new < old {
-                self.0[at + 1] += 1;
+            if new != old {
+                self.changes[at + usize::from(new < old)].increment(1);
+                self.gauges[at / 2].set(new as f64);
             }
         }
+    }
+
+    fn retire(&self) {
+        self.live.store(false, Relaxed);
     }
 }
 
 /// The durations a timed clock recorded since the last publish, for the
 /// histograms, once an exporter asked for them ([`Samples::tap`]): per kind,
-/// runs of equal durations (nanoseconds, how many). The buffers grow to what
-/// one poll or lock section records and are reused: no allocation per item
-/// in steady state.
+/// how many fell in each bucket of the stream's own histograms
+/// ([`crate::timings`]: 64 per power of two), and which buckets were hit.
+/// A publish hands the exporter one `record_many` per bucket hit, at the
+/// bucket's top: a handful of calls for many items, each duration at most
+/// 1/64 above its true value and never below. Sized once when tapped (about
+/// 27 KiB); nothing is allocated per item.
 #[derive(Debug, Default)]
-pub(crate) struct Samples(Option<Box<[Runs; 3]>>);
+pub(crate) struct Samples(Option<Box<Pending>>);
 
-/// Runs of equal durations: (nanoseconds, how many), in the order recorded.
-type Runs = Vec<(u64, usize)>;
+#[derive(Debug)]
+struct Pending {
+    /// Per kind, per bucket: durations recorded since the last publish.
+    counts: [Box<[u32]>; 3],
+    /// Per kind: the buckets whose count is above 0, in the order first hit.
+    hit: [Vec<u16>; 3],
+}
+
+impl Pending {
+    #[inline(never)]
+    fn keep(&mut self, kind: Kind, bucket: usize) {
+        let count = &mut self.counts[kind as usize][bucket];
+        if *count == 0 {
+            // Fewer buckets than `u16` holds, and room for each reserved:
+            // no allocation.
+            self.hit[kind as usize].push(bucket as u16);
+        }
+        *count = count.saturating_add(1);
+    }
+}
 
 impl Samples {
     /// Keeps every duration recorded from now on.
     pub(crate) fn tap(&mut self) {
-        self.0.get_or_insert_with(Default::default);
+        self.0.get_or_insert_with(|| {
+            Box::new(Pending {
+                counts: std::array::from_fn(|_| vec![0; BUCKETS_IN_ALL].into_boxed_slice()),
+                hit: std::array::from_fn(|_| Vec::with_capacity(BUCKETS_IN_ALL)),
+            })
+        });
     }
 
-    /// One check on a timed stream without an exporter; the rest out of line.
+    /// A duration of `kind` fell in histogram bucket `bucket`. One check on a
+    /// timed stream without an exporter.
     #[inline(always)]
-    pub(crate) fn record(&mut self, kind: Kind, nanos: u64) {
-        if let Some(kinds) = &mut self.0 {
-            Self::keep(kinds, kind, nanos);
+    pub(crate) fn record(&mut self, kind: Kind, bucket: usize) {
+        if let Some(pending) = &mut self.0 {
+            pending.keep(kind, bucket);
         }
     }
 
-    #[inline(never)]
-    fn keep(kinds: &mut [Runs; 3], kind: Kind, nanos: u64) {
-        let runs = &mut kinds[kind as usize];
-        match runs.last_mut() {
-            Some((last, count)) if *last == nanos => *count += 1,
-            _ => runs.push((nanos, 1)),
-        }
-    }
-
-    /// Hands each run kept to `f` (the kind's index in [`Kind`] order, the
-    /// duration in nanoseconds, how many), and forgets them.
+    /// Hands each bucket hit to `f` (the kind's index in [`Kind`] order, the
+    /// bucket's top in nanoseconds, how many), and forgets them.
     pub(crate) fn drain(&mut self, f: &mut dyn FnMut(usize, u64, usize)) {
-        let Some(kinds) = &mut self.0 else {
+        let Some(pending) = &mut self.0 else {
             return;
         };
-        for (kind, runs) in kinds.iter_mut().enumerate() {
-            for (nanos, count) in runs.drain(..) {
-                f(kind, nanos, count);
+        let Pending { counts, hit } = &mut **pending;
+        for (kind, (counts, hit)) in counts.iter_mut().zip(hit).enumerate() {
+            for bucket in hit.drain(..) {
+                let count = std::mem::take(&mut counts[usize::from(bucket)]);
+                f(kind, top(usize::from(bucket)), count as usize);
             }
         }
     }

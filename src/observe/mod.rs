@@ -17,9 +17,11 @@ mod metrics;
 mod trace;
 
 #[cfg(not(feature = "metrics"))]
-pub(crate) use self::inert::{Changes, Metrics, Samples};
+pub(crate) use self::inert::{LimitSeries, Metrics, Samples};
 #[cfg(feature = "metrics")]
-pub(crate) use self::metrics::{Changes, Metrics, Samples};
+pub use self::metrics::HISTOGRAM_BUCKETS;
+#[cfg(feature = "metrics")]
+pub(crate) use self::metrics::{LimitSeries, Metrics, Samples};
 
 #[cfg(not(feature = "tracing"))]
 pub(crate) use self::inert::{Span, limit_changed};

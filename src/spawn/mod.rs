@@ -5,11 +5,12 @@
 //!
 //! There is no producer task and no channel. The worker tasks pull from the
 //! source themselves, and everything the consumer and the tasks share sits in
-//! one [`State`](state::State) behind one mutex (`shared.rs`): the budgets, the
-//! source, the waiting queue, the held outputs (the same `Held` store as in
-//! place), the counts, and the tasks' bookkeeping (`tasks.rs`). Every admission
-//! decision is made there, under the lock, through [`Budgets`], with the limits
-//! read at that moment. The lock is held for a few counter updates and, when a
+//! one [`State`](state::State) behind one mutex (`shared.rs`): the stream's
+//! [`Engine`], moved there whole by `spawn_on` (the budgets, the waiting
+//! queue, the held outcomes, the counts, every rule), the source, and the
+//! tasks' bookkeeping (`tasks.rs`). Every decision is the engine's, asked
+//! under the lock, with the limits in force at that moment: this driver only
+//! turns its answers into wakes and spawns. The lock is held for a few counter updates and, when a
 //! task pulls, the source's `poll_next` (the consumer's `size_hint` asks the
 //! source's, too: both caught, so the lock is never poisoned); never across a
 //! future's poll, a wake, a spawn or a user destructor (a lock section returns
@@ -36,8 +37,8 @@
 //! of the task that last polled it), and the executor. Rules:
 //!
 //! 1. **Admission.** Items start and are pulled only in lock sections, each
-//!    checked by [`Budgets::may_start`] or [`Budgets::may_queue`] against the
-//!    counts, which include everything started or pulled before. A start
+//!    answered by the engine ([`Engine::step`], [`Engine::top_up`]) against
+//!    the counts, which include everything started or pulled before. A start
 //!    takes the oldest waiting item, else pulls one; the queue is topped up
 //!    only once no start is free (the in-place order: start what may start,
 //!    then pull ahead). So the counts never exceed the budgets, and with every
@@ -106,58 +107,59 @@
 //! `tests/loom_spawned.rs` model-checks these hand-offs with loom (the state's
 //! mutex, the flags and the tasks' wakers go through [`crate::sync`]).
 //!
-//! # The policies, in the tasks
+//! # The rules, in the tasks
 //!
-//! The state is generic over one parameter, [`Run`](run::Run) (`run.rs`), that
-//! bundles the in-place stream's three: the source, the failure policy and the
-//! clocking. Each policy's rule stays written once, where the in-place mode
-//! reads it too ([`crate::failure`], [`crate::expiry`], [`crate::clock`],
-//! [`crate::adaptive`], [`Budgets`]); the state only calls it, in the lock
-//! section that sees the event. A plain `bounded` stream's state compiles to
-//! what it was before: its error type is uninhabited and its stamps are `()`.
+//! No rule is written here: a lock section asks the [`Engine`], which
+//! decides as it does in place, and then does what the answer says. The
+//! state is generic over one parameter, [`SendSpec`]: the stream's types,
+//! as in place, all `Send + 'static`. What differs from in place is only
+//! where things happen:
 //!
-//! - **Fail fast** (`try_bounded`): an `Err` pulled from the source
-//!   (`State::pull`) or settled from a future's output (`State::complete`) is
-//!   recorded in the same section, which then cancels (rule 5): no section
-//!   starts or pulls anything after it, the waiting items go, and every task
-//!   is woken to drop its future. The held outputs are trimmed to those that
-//!   keep the output order (`Held::keep_in_order_prefix`, dropped after the
-//!   lock with the rest); the consumer's `hand_out` yields them, then the
-//!   error, then ends.
-//! - **`close()`** (`State::close`): a consumer-side section that takes the
-//!   source away (dropped after the lock). The source then counts as gone: the
-//!   dispatch sends nobody to pull, and the end check ends the stream once the
-//!   running and waiting items were handed out. The state exists from
-//!   `spawn_on`, so it works before the first poll.
-//! - **Expiry at pickup** (`max_wait`): each waiting entry carries its pull
-//!   time; `State::start` checks it when it takes the oldest one. An expired
-//!   item is stored in `held` at the position it reserves, wakes the consumer
-//!   if it can take it, and the next one is considered in the same loop.
-//! - **Timings and the clock**: every lock section begins by forgetting the
-//!   previous reading (`State::begin_section`), so the clock is read at most
-//!   once per section, and only if something in it needs the time. The start
-//!   stamp is taken in the section where a task takes its item and travels
-//!   with the future in the task (`Next::Run`); the completion stamp in
-//!   `State::complete`, stored with the output; the hand-out in `hand_out`.
-//! - **Moving limits** (`State::set_limits`): `budgets` is read in every
-//!   section and never copied into a task. A `Limits` handle changes it in a
-//!   section of its own, reading the handle's values under the lock (so of two
-//!   racing handles the last store wins), that ends with the dispatch (spawns
-//!   happen after the lock, through the spawner's lock, from the handle's
-//!   thread): raising sends a searcher, which sends the next; a raise of
-//!   `waiting` alone sends a task to pull (rule 2, the refill).
-//!   Lowering only stops new starts; tasks above a lowered `workers` stay
-//!   idle. Before the first poll a change is only recorded (nothing is
-//!   spawned then). The handle holds the state weakly (`LimitsTarget` in
-//!   `shared.rs`).
-//! - **Adaptive**: `State::complete` feeds the controller before it settles
-//!   the output (so a failing output is still a sample), with the run time
-//!   from the two stamps and whether the limit was reached while the item
-//!   ran; its answer is applied to `budgets` (and published to the handles)
-//!   in that section, whose dispatch sends for tasks if it was a raise.
+//! - **Fail fast** (`try_bounded`): an error the engine sees, from a pull or
+//!   a completion, cancels in the same section ([`Io::cancel_running`]: rule
+//!   5): the waiting items and the outcomes the order no longer lets out go
+//!   with the section's leftovers, dropped after the lock, and every task is
+//!   woken to drop its future. On purpose, an item that a task took in the
+//!   same section as an error seen later in it is not started either.
+//! - **`close()`**: a consumer-side section that closes the run and takes the
+//!   source away (dropped after the lock: a spawned stream has no `reopen`).
+//! - **Expiry at pickup** (`max_wait`) and **shedding**: the engine holds an
+//!   item not run as an outcome; the section wakes the consumer if it can
+//!   take it ([`Engine::take_ready`]).
+//! - **The clock**: every lock section begins by forgetting the previous
+//!   reading, so it is read at most once per section. The start stamp travels
+//!   with the future in the task ([`Start`](crate::engine::Start)), and comes
+//!   back with its output.
+//! - **Moving limits**: a handle's change is applied by the engine in a
+//!   section of its own, which ends with the dispatch (a raise sends a
+//!   searcher; a raise of `waiting` alone sends a task to pull: rule 2, the
+//!   refill). Before the first poll nothing is sent. The handle holds the
+//!   state weakly (`LimitsTarget` in `shared.rs`).
+//! - **Adaptive**: the engine feeds the controller in the section that
+//!   completes the item, whose dispatch sends for tasks if it raised the
+//!   limit.
+//! - **Time budgets** (a run deadline, a start rate): nothing else wakes a
+//!   stream whose futures are all blocked when a deadline passes or a token
+//!   frees, so a stream with a timer has one more task, the alarm task
+//!   (`alarm.rs`), spawned with the first worker. It sleeps on the timer
+//!   until the instant the engine names ([`Engine::alarm`]), then takes the
+//!   lock: the engine stops the run at its deadline (the waiting items held
+//!   late, the running ones reported by the position each task runs, then
+//!   cancelled as at a failure, rule 5), or the dispatch sends a task for
+//!   the start a token freed. Every section that makes the engine need the
+//!   alarm sooner than it sleeps wakes it (its waker is outside the lock,
+//!   like the tasks'); it ends with the run. Any section that sees the
+//!   deadline passed stops the run itself, before it starts or pulls
+//!   anything.
+//!
+//! [`Engine`]: crate::engine::Engine
+//! [`Engine::step`]: crate::engine::Engine::step
+//! [`Engine::top_up`]: crate::engine::Engine::top_up
+//! [`Engine::take_ready`]: crate::engine::Engine::take_ready
+//! [`Engine::alarm`]: crate::engine::Engine::alarm
+//! [`Io::cancel_running`]: crate::engine::Io::cancel_running
 
-mod counts;
-mod run;
+mod alarm;
 mod shared;
 mod source;
 mod spawner;
@@ -172,31 +174,23 @@ use std::task::{Context, Poll};
 
 use futures_core::stream::{FusedStream, Stream};
 
-use std::convert::Infallible;
-
-use futures_core::Future;
-
-use self::run::Spec;
 use self::shared::{Consumer, Shared};
-use self::state::{Handout, Start};
-use crate::admission::{Admits, KeyRule, WeightRule};
-use crate::bounded::{BoundedBuffered, Outcome, Parts, Settled, TryBoundedBuffered};
+use self::state::Handout;
+#[cfg(doc)]
+use crate::bounded::{BoundedBuffered, TryBoundedBuffered};
 use crate::budget::Budgets;
-use crate::clock::Clocking;
-use crate::expiry::{Expired, Unstarted};
-use crate::failure::Policy;
-use crate::items::{FutureStream, SendFutureStream, SendTryFutureStream, TryFutureStream};
-use crate::limits::{self, Limits, Signal};
-use crate::shed::{NotRun, Rejected};
+use crate::engine::{Engine, SendSpec};
+use crate::limits::{Limits, Signal};
 use crate::stats::Stats;
 use crate::sync::Arc;
+use crate::time::Alarm;
 use crate::timings::Timings;
 
 #[cfg(feature = "smol")]
 pub use self::spawner::SmolGlobal;
 pub use self::spawner::Spawner;
 
-mod sealed {
+pub(crate) mod sealed {
     pub trait Sealed {}
 }
 
@@ -217,206 +211,19 @@ pub trait Spawnable: Stream + sealed::Sealed {
     fn spawn(self, executor: Box<dyn Spawner>) -> Spawned<Self::Item>;
 }
 
-/// `spawn_on`, for both stream types.
-macro_rules! spawn_on {
-    ($Stream:ident, $Bound:ident, $F:ty) => {
-        impl<St, K, N, Q, W> $Stream<St, K, N, Q, W>
-        where
-            St: $Bound,
-            K: Clocking,
-            Q: KeyRule<$F>,
-            W: WeightRule<$F>,
-        {
-            /// Runs the same budgets with the futures in worker tasks on `executor`,
-            /// so they make progress while the consumer is busy elsewhere, and run in
-            /// parallel on a multi-threaded executor.
-            ///
-            /// The returned [`Spawned`] stream yields the same outputs under the same
-            /// budgets as this stream would; outputs the consumer has not taken stop the
-            /// workers, and so the pulling. Nothing is spawned until the first poll;
-            /// then worker tasks are spawned as items need them, never more than
-            /// `workers` (so `bounded(usize::MAX, q)` works), and pull from the source
-            /// themselves. Dropping the stream cancels them all, and a panic in a task
-            /// is re-raised by the stream. Contract points 16 to 20 of the [crate
-            /// documentation](crate#what-the-adapter-guarantees) say exactly what
-            /// holds.
-            ///
-            /// Everything set on this stream carries over: the failure policy
-            /// ([`try_bounded`](crate::BoundedStreamExt::try_bounded) fails fast in the
-            /// tasks, point 21), the window, [`max_wait`](Self::max_wait) (checked by
-            /// the task that picks an item up), [`timed`](Self::timed) (read with
-            /// [`Spawned::timings`]), the [`clock`](Self::clock), the
-            /// [`adaptive`](Self::adaptive) controller (fed by the task that completes
-            /// an item), a [`close`](Self::close), any [`Limits`] handle taken
-            /// already, and `.metrics(name)` (feature `metrics`: published at the end
-            /// of each lock section). With the feature `tracing`, the span current
-            /// here is entered by the tasks while they poll (contract point 30).
-            ///
-            /// # Panics
-            ///
-            /// If the stream was already polled: its in-flight work cannot move.
-            ///
-            /// # Examples
-            ///
-            /// ```
-            /// use bounded_buffered::BoundedStreamExt;
-            /// use futures::{StreamExt, stream};
-            ///
-            /// # #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-            /// # async fn main() {
-            /// let handle = tokio::runtime::Handle::current();
-            /// let squares: Vec<u64> = stream::iter(1..=5u64)
-            ///     .map(|n| async move { n * n }) // runs on the runtime's worker threads
-            ///     .bounded(2, 2)
-            ///     .ordered(4)
-            ///     .spawn_on(handle)
-            ///     .collect()
-            ///     .await;
-            /// assert_eq!(squares, [1, 4, 9, 16, 25]);
-            /// # }
-            /// ```
-            ///
-            /// Failing fast with the workers as tasks: the error ends the run while
-            /// the slow first item still runs (it is cancelled, not waited for).
-            ///
-            /// ```
-            /// use std::time::Duration;
-            ///
-            /// use bounded_buffered::BoundedStreamExt;
-            /// use futures::{StreamExt, TryStreamExt, stream};
-            ///
-            /// # #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-            /// # async fn main() {
-            /// let saved: Result<Vec<u32>, String> = stream::iter(0..100u32)
-            ///     .map(|n| {
-            ///         Ok(async move {
-            ///             match n {
-            ///                 0 => {
-            ///                     tokio::time::sleep(Duration::from_secs(3600)).await;
-            ///                     Ok(n)
-            ///                 }
-            ///                 3 => Err(format!("item {n} failed")),
-            ///                 _ => Ok(n),
-            ///             }
-            ///         })
-            ///     })
-            ///     .try_bounded(4, 4)
-            ///     .ordered(8)
-            ///     .spawn_on(tokio::runtime::Handle::current())
-            ///     .try_collect()
-            ///     .await;
-            /// assert_eq!(saved, Err("item 3 failed".to_string()));
-            /// # }
-            /// ```
-            #[track_caller]
-            pub fn spawn_on<E: Spawner>(self, executor: E) -> Spawned<<Self as Stream>::Item>
-            where
-                Self: Spawnable,
-            {
-                Spawnable::spawn(self, Box::new(executor))
-            }
-        }
-    };
-}
-
-spawn_on!(BoundedBuffered, FutureStream, St::Item);
-spawn_on!(TryBoundedBuffered, TryFutureStream, St::Ok);
-
-/// [`Spawnable`] for one form of a stream type, with its bounds.
-macro_rules! spawnable {
-    ($Stream:ident<$N:ty> where $F:ty, $($bounds:tt)*) => {
-        impl<St, K: Clocking, Q: KeyRule<$F>, W: WeightRule<$F>> sealed::Sealed
-            for $Stream<St, K, $N, Q, W>
-        where
-            $($bounds)*
-        {
-        }
-
-        impl<St, K: Clocking, Q: KeyRule<$F>, W: WeightRule<$F>> Spawnable
-            for $Stream<St, K, $N, Q, W>
-        where
-            $($bounds)*
-        {
-            #[track_caller]
-            fn spawn(self, executor: Box<dyn Spawner>) -> Spawned<Self::Item> {
-                spawn_parts(self.into_parts(), executor, Self::item)
-            }
-        }
-    };
-}
-
-spawnable!(BoundedBuffered<Infallible> where St::Item,
-    St: SendFutureStream,
-);
-spawnable!(BoundedBuffered<Expired<St::Item>> where St::Item,
-    St: SendFutureStream,
-);
-spawnable!(BoundedBuffered<Rejected<St::Item>> where St::Item,
-    St: SendFutureStream,
-);
-spawnable!(BoundedBuffered<NotRun<St::Item>> where St::Item,
-    St: SendFutureStream,
-);
-spawnable!(TryBoundedBuffered<Infallible> where St::Ok,
-    St: SendTryFutureStream,
-);
-spawnable!(TryBoundedBuffered<Expired<St::Ok>> where St::Ok,
-    St: SendTryFutureStream,
-);
-spawnable!(TryBoundedBuffered<Rejected<St::Ok>> where St::Ok,
-    St: SendTryFutureStream,
-);
-spawnable!(TryBoundedBuffered<NotRun<St::Ok>> where St::Ok,
-    St: SendTryFutureStream,
-);
-
-/// Starts spawned mode from a never-polled stream's parts; `item` turns what
-/// the tasks settle into the stream's items.
-fn spawn_parts<S, P, K, N, A, T>(
-    parts: Parts<S, P, K, A>,
+/// Starts spawned mode with a never-polled stream's source and engine, the
+/// engine moved here whole; `item` turns what the tasks settle into the
+/// stream's items.
+pub(crate) fn spawn<R: SendSpec, T: Send + 'static>(
+    (source, engine, alarm): (Pin<Box<R::Source>>, Engine<R>, Option<Alarm>),
     executor: Box<dyn Spawner>,
-    item: impl Fn(Settled<S, P, N>) -> T + Send + Sync + 'static,
-) -> Spawned<T>
-where
-    S: Stream + Send + 'static,
-    P: Policy<S> + 'static,
-    P::Future: Send + 'static,
-    <P::Future as Future>::Output: Send + 'static,
-    P::Error: Send + 'static,
-    N: Unstarted<P::Source> + Send + 'static,
-    Outcome<S, P, N>: Send + 'static,
-    Settled<S, P, N>: Send + 'static,
-    K: Clocking,
-    A: Admits<P::Source>,
-    T: Send + 'static,
-{
-    let Parts {
-        source,
-        budgets,
-        closed,
-        limits,
-        clock,
-        adaptive,
-        admission,
-        shed,
-        metrics,
-    } = parts;
-    let shared = Arc::new(Shared::<Spec<S, P, K, N, A>>::new(Start {
-        source,
-        budgets,
-        clock,
-        adaptive,
-        limits: limits.clone(),
-        admission,
-        shed,
-        metrics,
-    }));
-    if closed {
-        shared.close();
-    }
-    if let Some(limits) = limits {
+    item: impl Fn(R::Item) -> T + Send + Sync + 'static,
+) -> Spawned<T> {
+    let settings = engine.settings().cloned();
+    let shared = Arc::new(Shared::new(source, engine, alarm));
+    if let Some(settings) = settings {
         // Handles taken before the switch now reach the tasks.
-        limits.redirect(Signal::Spawned(Shared::limits_target(&shared)));
+        settings.redirect(Signal::Spawned(Shared::limits_target(&shared)));
     }
     Spawned {
         shared: Box::new(Consumer::new(shared, item)),
@@ -425,7 +232,7 @@ where
 }
 
 /// The consumer's view of the shared state, with the source's type erased.
-trait Outputs<T>: Send + Sync {
+trait Outlet<T>: Send + Sync {
     /// Installs the spawner and sends for the first task.
     fn start(&self, spawner: Box<dyn Spawner>);
     /// The next output, the end or a failure; `Pending` after registering the
@@ -439,8 +246,10 @@ trait Outputs<T>: Send + Sync {
     fn close(&self);
     /// Cancels every task and drops the held outputs.
     fn stop(&self);
-    /// What the [`Limits`] handles share, made on the first call.
-    fn limits(&self) -> std::sync::Arc<limits::Shared>;
+    /// A handle to the limits (every call, the same settings).
+    fn limits(&self) -> Limits;
+    /// Where the run is.
+    fn state(&self) -> crate::engine::State;
     /// A copy of the time distributions, if timing is on.
     fn timings(&self) -> Option<Timings>;
 }
@@ -455,7 +264,7 @@ trait Outputs<T>: Send + Sync {
 /// [`spawn_on`](BoundedBuffered::spawn_on).
 #[must_use = "streams do nothing unless polled"]
 pub struct Spawned<T> {
-    shared: Box<dyn Outputs<T>>,
+    shared: Box<dyn Outlet<T>>,
     phase: Phase,
 }
 
@@ -580,7 +389,7 @@ impl<T> Spawned<T> {
     /// # }
     /// ```
     pub fn limits(&self) -> Limits {
-        Limits::new(self.shared.limits())
+        self.shared.limits()
     }
 }
 
@@ -690,7 +499,7 @@ impl<T> fmt::Debug for Spawned<T> {
             .field("workers", &budgets.workers)
             .field("waiting", &budgets.waiting)
             .field("window", &budgets.window)
-            .field("phase", &self.phase)
+            .field("state", &self.shared.state())
             .field("stats", &self.shared.stats())
             .finish_non_exhaustive()
     }

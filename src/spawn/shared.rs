@@ -1,24 +1,29 @@
 //! [`Shared`]: the state behind its lock, with what happens around a lock
 //! section (wakes, spawns, destructors), cancellation and failure, and the
-//! consumer's view of it all ([`Outputs`]).
+//! consumer's view of it all ([`Outlet`]).
 
 use std::any::Any;
 use std::panic::{self, AssertUnwindSafe};
 use std::task::{Context, Poll};
 
-use super::Outputs;
-use super::run::Run;
+use std::pin::Pin;
+
+use super::Outlet;
+use super::alarm::AlarmTask;
 use super::spawner::Spawner;
-use super::state::{Deferred, Failure, Handout, Leftovers, Start, State, Untaken};
+use super::state::{Deferred, Failure, Handout, Leftovers, State, Untaken};
 use super::worker::Worker;
 use crate::budget::Budgets;
-use crate::limits::{self, Retarget, Signal};
+use crate::clock::{Clocking, Flag};
+use crate::engine::{Engine, SendSpec};
+use crate::limits::{self, Limits, Retarget, Signal};
 use crate::observe::Span;
 use crate::stats::Stats;
-use crate::sync::{self, Arc, AtomicBool, Mutex, MutexGuard, Ordering, Weak};
+use crate::sync::{self, Arc, AtomicBool, AtomicWaker, Mutex, MutexGuard, Ordering, Weak};
+use crate::time::Alarm;
 use crate::timings::Timings;
 
-pub(super) struct Shared<R: Run> {
+pub(super) struct Shared<R: SendSpec> {
     state: Mutex<State<R>>,
     /// Mirrors the state's `cancelled` for the tasks' check at the start of
     /// each poll, made without the lock. Set before the tasks are woken.
@@ -29,15 +34,27 @@ pub(super) struct Shared<R: Run> {
     /// The span current at `spawn_on`, entered by the tasks while they poll
     /// (feature `tracing`; nothing without it).
     span: Span,
+    /// The stream's timer, until the first poll spawns the alarm task on it.
+    alarm: Mutex<Option<Alarm>>,
+    /// The alarm task's waker, registered at the start of its every poll,
+    /// woken after a section that needs it sooner, and at the cancellation.
+    pub(super) alarm_waker: AtomicWaker,
 }
 
-impl<R: Run> Shared<R> {
-    pub(super) fn new(start: Start<R>) -> Self {
+impl<R: SendSpec> Shared<R> {
+    /// The shared state of a stream whose engine `spawn_on` moved here.
+    pub(super) fn new(
+        source: Pin<Box<R::Source>>,
+        engine: Engine<R>,
+        alarm: Option<Alarm>,
+    ) -> Self {
         Self {
-            state: Mutex::new(State::new(start)),
+            state: Mutex::new(State::new(source, engine)),
             cancelled: AtomicBool::new(false),
             spawner: Mutex::new(None),
             span: Span::current(),
+            alarm: Mutex::new(alarm),
+            alarm_waker: AtomicWaker::new(),
         }
     }
 
@@ -75,15 +92,22 @@ impl<R: Run> Shared<R> {
         let (result, deferred) = {
             let mut state = this.lock();
             state.begin_section();
-            let done = section(&mut state);
-            state.publish();
+            let mut done = section(&mut state);
+            if <R::Clock as Clocking>::TIMED {
+                state.check_alarm(&mut done.1);
+            }
+            state.publish(&done.1);
             done
         };
         #[cfg(not(feature = "metrics"))]
         let (result, deferred) = {
             let mut state = this.lock();
             state.begin_section();
-            section(&mut state)
+            let mut done = section(&mut state);
+            if <R::Clock as Clocking>::TIMED {
+                state.check_alarm(&mut done.1);
+            }
+            done
         };
         let handed_off = deferred.searcher.is_some() || deferred.spawn;
         // A cancellation's leftovers dropped here have nobody to re-raise a
@@ -105,11 +129,15 @@ impl<R: Run> Shared<R> {
             refill,
             spawn,
             ended,
-            cancelled,
+            leftovers,
             unreported,
             unwoken,
+            wake_alarm,
         } = deferred;
-        if cancelled.is_some() {
+        if leftovers
+            .as_ref()
+            .is_some_and(|leftovers| leftovers.cancelled)
+        {
             this.cancelled.store(true, Ordering::Release);
         }
         if let Some(searcher) = searcher {
@@ -121,12 +149,17 @@ impl<R: Run> Shared<R> {
         if let Some(consumer) = consumer {
             consumer.wake();
         }
+        // Only a stream that reads a clock has an alarm task: the flag is
+        // nothing, and the check gone, for every other.
+        if wake_alarm.is_raised() {
+            this.alarm_waker.wake();
+        }
         if spawn {
             Self::spawn_counted(this);
         }
         let mut destructors = Destructors::default();
-        if let Some(leftovers) = cancelled {
-            release(*leftovers, &mut destructors);
+        if let Some(leftovers) = leftovers {
+            release(*leftovers, &this.alarm_waker, &mut destructors);
         }
         drop(unreported);
         drop(unwoken);
@@ -178,7 +211,7 @@ impl<R: Run> Shared<R> {
         Self::section(this, |state| ((), state.fail(failure)));
     }
 
-    /// Where [`Limits`](crate::Limits) handles send their changes.
+    /// Where [`Limits`] handles send their changes.
     pub(super) fn limits_target(this: &Arc<Self>) -> std::sync::Arc<dyn Retarget> {
         std::sync::Arc::new(LimitsTarget(sync::downgrade(this)))
     }
@@ -190,7 +223,7 @@ impl<R: Run> Shared<R> {
             let mut state = this.lock();
             state.begin_section();
             let deferred = state.stop();
-            state.publish();
+            state.publish(&deferred);
             deferred
         };
         Self::after(this, deferred)
@@ -230,8 +263,13 @@ impl Destructors {
 /// each drops its own future on its next poll. Each destructor is caught, so
 /// that the items after one that panics are still dropped; `destructors`
 /// keeps the first panic, for the caller to re-raise or swallow.
-fn release<R: Run>(leftovers: Leftovers<R>, destructors: &mut Destructors) {
+fn release<R: SendSpec>(
+    leftovers: Leftovers<R>,
+    alarm: &AtomicWaker,
+    destructors: &mut Destructors,
+) {
     let Leftovers {
+        cancelled,
         source,
         waiting,
         held,
@@ -240,6 +278,10 @@ fn release<R: Run>(leftovers: Leftovers<R>, destructors: &mut Destructors) {
     } = leftovers;
     for task in &tasks {
         task.waker.wake();
+    }
+    if cancelled {
+        // The alarm task, if any, ends too.
+        alarm.wake();
     }
     if let Some(consumer) = consumer {
         consumer.wake();
@@ -253,27 +295,22 @@ fn release<R: Run>(leftovers: Leftovers<R>, destructors: &mut Destructors) {
     }
 }
 
-/// What a [`Limits`](crate::Limits) handle holds: the state, weakly, so a
+/// What a [`Limits`] handle holds: the state, weakly, so a
 /// handle kept after the stream is gone keeps nothing of it alive.
-struct LimitsTarget<R: Run>(Weak<Shared<R>>);
+struct LimitsTarget<R: SendSpec>(Weak<Shared<R>>);
 
-impl<R: Run> Retarget for LimitsTarget<R> {
-    fn apply(&self, limits: &limits::Shared) {
+impl<R: SendSpec> Retarget for LimitsTarget<R> {
+    fn apply(&self, _: &limits::Settings) {
         if let Some(shared) = self.0.upgrade() {
-            Shared::section(&shared, |state| ((), state.set_limits(limits.get())));
+            Shared::section(&shared, |state| ((), state.set_limits()));
         }
     }
 }
 
-impl<R: Run> Outputs<R::Item> for Arc<Shared<R>> {
-    fn limits(&self) -> std::sync::Arc<limits::Shared> {
-        self.lock().limits(|budgets| {
-            std::sync::Arc::new(limits::Shared::new(
-                budgets.workers,
-                budgets.waiting,
-                Signal::Spawned(Shared::limits_target(self)),
-            ))
-        })
+impl<R: SendSpec> Outlet<R::Item> for Arc<Shared<R>> {
+    fn limits(&self) -> Limits {
+        self.lock()
+            .limits(|| Signal::Spawned(Shared::limits_target(self)))
     }
 
     fn timings(&self) -> Option<Timings> {
@@ -281,6 +318,16 @@ impl<R: Run> Outputs<R::Item> for Arc<Shared<R>> {
     }
 
     fn start(&self, spawner: Box<dyn Spawner>) {
+        // The alarm task first: the first section may need it armed.
+        let alarm = self.alarm.lock().take();
+        if let Some(alarm) = alarm {
+            let task = Box::pin(AlarmTask::new(Arc::clone(self), alarm));
+            if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| spawner.spawn(task))) {
+                *self.spawner.lock() = Some(spawner);
+                Shared::fail(self, Failure::Panicked(payload));
+                return;
+            }
+        }
         *self.spawner.lock() = Some(spawner);
         Shared::section(self, |state| ((), state.begin()));
     }
@@ -298,7 +345,11 @@ impl<R: Run> Outputs<R::Item> for Arc<Shared<R>> {
     }
 
     fn budgets(&self) -> Budgets {
-        self.lock().budgets()
+        self.lock().engine().budgets()
+    }
+
+    fn state(&self) -> crate::engine::State {
+        self.lock().engine().life().state()
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -317,22 +368,22 @@ impl<R: Run> Outputs<R::Item> for Arc<Shared<R>> {
         // Outputs nobody will take go now, rather than whenever the last task
         // lets go of the state, and so do an error or a panic not yielded yet.
         // Outputs completed after this are dropped by their tasks.
-        let (untaken, limits) = {
-            let mut state = self.lock();
-            (state.take_untaken(), state.take_limits())
-        };
+        let mut held = Vec::new();
+        let untaken = self.lock().take_untaken(&mut held);
         let Untaken {
-            held,
             error,
             failure,
+            settings,
         } = untaken;
-        held.for_each_output(|output| destructors.run(output));
+        for output in held {
+            destructors.run(output);
+        }
         destructors.run(error);
         destructors.run(failure);
-        // The handles' shared limits point back at this state (weakly; under
+        // The handles' settings point back at this state (weakly; under
         // loom, whose `Arc` has no weak count, strongly): let go of them here
         // so that nothing of the stream outlives it in either build.
-        drop(limits);
+        drop(settings);
         // Everything this thread drops was dropped: now the first panic of
         // their destructors, as in place. A running future is dropped by its
         // task, later and maybe elsewhere; its panic cannot come here.
@@ -346,18 +397,18 @@ impl<R: Run> Outputs<R::Item> for Arc<Shared<R>> {
 ///
 /// `I` is the conversion's own type (a function item, of size zero), so the
 /// conversion is inlined where outputs are handed out.
-pub(super) struct Consumer<R: Run, I> {
+pub(super) struct Consumer<R: SendSpec, I> {
     shared: Arc<Shared<R>>,
     item: I,
 }
 
-impl<R: Run, I> Consumer<R, I> {
+impl<R: SendSpec, I> Consumer<R, I> {
     pub(super) fn new(shared: Arc<Shared<R>>, item: I) -> Self {
         Self { shared, item }
     }
 }
 
-impl<R: Run, T, I> Outputs<T> for Consumer<R, I>
+impl<R: SendSpec, T, I> Outlet<T> for Consumer<R, I>
 where
     I: Fn(R::Item) -> T + Send + Sync,
 {
@@ -394,8 +445,12 @@ where
         self.shared.stop();
     }
 
-    fn limits(&self) -> std::sync::Arc<limits::Shared> {
+    fn limits(&self) -> Limits {
         self.shared.limits()
+    }
+
+    fn state(&self) -> crate::engine::State {
+        self.shared.state()
     }
 
     fn timings(&self) -> Option<Timings> {

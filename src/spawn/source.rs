@@ -7,24 +7,26 @@ use std::task::{Context, Poll};
 
 use futures_core::Stream;
 
-use super::run::Run;
+use crate::engine::SendSpec;
 
 /// What one pull gave.
-pub(super) enum Pulled<R: Run> {
+pub(super) enum Pull<R: SendSpec> {
     /// A future to run, or the error that ends the run (`try_bounded`).
     Item(Result<R::Future, R::Error>),
-    /// Nothing now: the source is gone (it ended, panicked or was dropped) or
-    /// is pending and will wake the task that polled it.
-    Nothing,
-    /// The source returned `None` just now; here it is, to be dropped once the
-    /// lock is released (its destructor is user code).
-    Ended(Pin<Box<R::Source>>),
+    /// Nothing now: the source will wake the task that polled it.
+    Pending,
+    /// The source returned `None` just now (or is gone already); here it is,
+    /// to be dropped once the lock is released (its destructor is user code).
+    Ended(Option<Pin<Box<R::Source>>>),
     /// The source panicked; here it is (if it can be dropped at all) with the
     /// payload, both to be dealt with once the lock is released.
     Panicked(Pin<Box<R::Source>>, Box<dyn Any + Send>),
 }
 
-pub(super) struct Source<R: Run> {
+/// The source, with the task it will wake while it is pending: which task
+/// that is, is this driver's business; whether the source may be pulled at
+/// all is the engine's ([`Life::may_pull`](crate::engine::Life::may_pull)).
+pub(super) struct Source<R: SendSpec> {
     /// `None` once it ended, panicked, or was taken away to be dropped.
     stream: Option<Pin<Box<R::Source>>>,
     /// The task whose waker the source holds since it returned `Pending`;
@@ -32,22 +34,12 @@ pub(super) struct Source<R: Run> {
     waiter: Option<usize>,
 }
 
-impl<R: Run> Source<R> {
-    pub(super) fn new(stream: Pin<Box<R::Source>>) -> Self {
+impl<R: SendSpec> Source<R> {
+    pub(super) fn new(stream: Option<Pin<Box<R::Source>>>) -> Self {
         Self {
-            stream: Some(stream),
+            stream,
             waiter: None,
         }
-    }
-
-    /// Whether a pull now could give an item.
-    pub(super) fn may_pull(&self) -> bool {
-        self.stream.is_some() && self.waiter.is_none()
-    }
-
-    /// Whether the source will never give another item.
-    pub(super) fn is_gone(&self) -> bool {
-        self.stream.is_none()
     }
 
     /// What the source says it has left: nothing once it is gone. User code,
@@ -72,24 +64,23 @@ impl<R: Run> Source<R> {
         self.waiter = None;
     }
 
-    /// Polls the source once for task `index`, whose context `cx` is. The
-    /// source's panic is caught here, under the lock, so the lock is never
-    /// poisoned and nobody else pulls from a source that panicked.
-    pub(super) fn pull(&mut self, index: usize, cx: &mut Context<'_>) -> Pulled<R> {
-        if self.waiter.is_some() {
-            return Pulled::Nothing;
-        }
+    /// Polls the source once for task `index`, whose context `cx` is (the
+    /// engine checked that it may be pulled: it is not pending, and not
+    /// gone). The source's panic is caught here, under the lock, so the lock
+    /// is never poisoned and nobody else pulls from a source that panicked.
+    pub(super) fn pull(&mut self, index: usize, cx: &mut Context<'_>) -> Pull<R> {
+        debug_assert!(self.waiter.is_none(), "pulled while pending");
         let Some(stream) = &mut self.stream else {
-            return Pulled::Nothing;
+            return Pull::Ended(None);
         };
         match panic::catch_unwind(AssertUnwindSafe(|| R::poll_source(stream.as_mut(), cx))) {
-            Ok(Poll::Ready(Some(item))) => Pulled::Item(item),
-            Ok(Poll::Ready(None)) => Pulled::Ended(self.take().expect("polled just now")),
+            Ok(Poll::Ready(Some(item))) => Pull::Item(item),
+            Ok(Poll::Ready(None)) => Pull::Ended(self.take()),
             Ok(Poll::Pending) => {
                 self.waiter = Some(index);
-                Pulled::Nothing
+                Pull::Pending
             }
-            Err(payload) => Pulled::Panicked(self.take().expect("polled just now"), payload),
+            Err(payload) => Pull::Panicked(self.take().expect("polled just now"), payload),
         }
     }
 

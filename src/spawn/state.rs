@@ -1,46 +1,30 @@
-//! Everything the consumer and the worker tasks share, behind one lock, and the
-//! admission rules applied to it (through [`Budgets`]: the rules themselves are
-//! written there and nowhere else).
+//! What the consumer and the worker tasks share, behind one lock: the
+//! [`Engine`], moved here whole by `spawn_on`, and what only this driver has
+//! (the source, the tasks, the consumer's waker, a panic to re-raise).
 //!
-//! Each method here is one *lock section*: it runs with the lock held, touches
+//! Each method here is one *lock section*: it asks the engine, touches
 //! nothing but this state, the source's `poll_next` and wakers' `clone`, and
 //! returns what must happen once the lock is released ([`Deferred`]): wakes,
 //! spawns, and destructors of user types, none of which may run under the lock
-//! (a waker may poll its task at once; a destructor may panic).
+//! (a waker may poll its task at once; a destructor may panic). No admission,
+//! ordering, expiry, shedding or fail-fast rule is written here: the engine's
+//! answers say which task to send for and whom to wake.
 
 use std::any::Any;
 use std::collections::VecDeque;
-use std::mem;
 use std::pin::Pin;
-use std::sync::OnceLock;
 use std::task::{Context, Waker};
-use std::time::Duration;
+use std::time::Instant;
 
-use super::counts::Counts;
-use super::run::Run;
-use super::source::{Pulled, Source};
+use super::alarm::Wake;
+use super::source::{Pull, Source};
 use super::tasks::{TaskHandle, Tasks};
-use crate::adaptive::Adjust;
-use crate::admission::Admits;
-use crate::budget::Budgets;
-use crate::clock::Clocking;
-use crate::held::Held;
-use crate::limits;
-use crate::observe::Metrics;
-use crate::shed::{self, Shed};
-use crate::stats::{self, Stats};
+use crate::clock::{Clocking, Flag};
+use crate::engine::{Discarded, Ending, Engine, Io, Outcome, Pulled, SendSpec, Stamp, Start};
+use crate::limits::{Limits, Signal};
+use crate::stats::Stats;
 use crate::sync::Arc;
 use crate::timings::Timings;
-
-/// When something happened to an item: `()` unless the stream reads a clock.
-pub(super) type Stamp<R> = <<R as Run>::Clock as Clocking>::Stamp;
-
-/// What a running item carries until it completes: when it started, and its
-/// admission ticket (`((), ((), ()))` for a plain stream).
-pub(super) type Started<R> = (
-    Stamp<R>,
-    <<R as Run>::Admission as Admits<<R as Run>::Unit>>::Ticket,
-);
 
 /// Why the stream cannot go on.
 pub(super) enum Failure {
@@ -51,10 +35,9 @@ pub(super) enum Failure {
 }
 
 /// What a worker task does next.
-pub(super) enum Next<R: Run> {
-    /// Run this future, the item at this input position, started at this
-    /// time, with this admission ticket.
-    Run(u64, Started<R>, R::Future),
+pub(super) enum Next<R: SendSpec> {
+    /// Run this future (see [`Start`]).
+    Start(Start<R>),
     /// Nothing to start: sleep until woken.
     Park,
     /// The stream was cancelled: end the task.
@@ -71,31 +54,24 @@ pub(super) enum Handout<T> {
     Pending,
 }
 
-/// What a cancellation took out of the state, to be dropped and woken once the
-/// lock is released.
-pub(super) struct Leftovers<R: Run> {
+/// What a cancellation, or the engine, let go of: dropped once the lock is
+/// released, the tasks and the consumer woken.
+pub(super) struct Leftovers<R: SendSpec> {
+    /// Set once the tasks were told to stop (the run is over).
+    pub(super) cancelled: bool,
     pub(super) source: Option<Pin<Box<R::Source>>>,
+    /// Waiting items the stream will never start (with the time each was
+    /// pulled).
     pub(super) waiting: VecDeque<(Stamp<R>, R::Future)>,
-    /// Held outputs a fail-fast error made unyieldable (ordered: those behind
-    /// the first gap).
-    pub(super) held: Vec<(Stamp<R>, R::Outcome)>,
+    /// Held outcomes the stream will never yield.
+    pub(super) held: Vec<Outcome<R>>,
     pub(super) tasks: Vec<Arc<TaskHandle>>,
     pub(super) consumer: Option<Waker>,
 }
 
-/// What the stream's `Drop` takes out of the state once it cancelled: what
-/// only the consumer could still have taken, all user types.
-pub(super) struct Untaken<R: Run> {
-    pub(super) held: Held<(Stamp<R>, R::Outcome)>,
-    /// `try_bounded`'s error, not yielded yet.
-    pub(super) error: Option<R::Error>,
-    /// A panic not re-raised yet (its payload is a user type).
-    pub(super) failure: Option<Failure>,
-}
-
 /// The work a lock section leaves for after the lock is released.
 #[must_use = "wakes and spawns left undone strand work"]
-pub(super) struct Deferred<R: Run> {
+pub(super) struct Deferred<R: SendSpec> {
     /// The consumer parked and now has something to take (or the stream ended).
     pub(super) consumer: Option<Waker>,
     /// An idle task made the searcher.
@@ -104,21 +80,25 @@ pub(super) struct Deferred<R: Run> {
     pub(super) refill: Option<Waker>,
     /// A task was counted and must be spawned.
     pub(super) spawn: bool,
-    /// The source returned `None`: drop it.
+    /// The source returned `None`, or was closed: drop it.
     pub(super) ended: Option<Pin<Box<R::Source>>>,
-    /// The stream was cancelled (or failed) in this section.
-    /// Boxed: it happens once per stream, and every section's `Deferred`
-    /// is built and moved, so it stays small.
-    pub(super) cancelled: Option<Box<Leftovers<R>>>,
+    /// The run was cancelled (or failed) in this section, or the engine let
+    /// go of items. Boxed: it happens once per stream, and every section's
+    /// `Deferred` is built and moved, so it stays small.
+    pub(super) leftovers: Option<Box<Leftovers<R>>>,
     /// A failure that came too late to report, dropped outside the lock (its
     /// payload is a user type).
     pub(super) unreported: Option<Failure>,
     /// A waker let go without a wake, dropped outside the lock (a waker's
     /// drop is executor code).
     pub(super) unwoken: Option<Waker>,
+    /// The alarm task must sleep until an earlier instant than it does: wake
+    /// it (its waker is outside the lock, in [`Shared`](super::shared::Shared)).
+    /// Of size zero for a stream that reads no clock, which has no alarm.
+    pub(super) wake_alarm: <R::Clock as Clocking>::Flag,
 }
 
-impl<R: Run> Deferred<R> {
+impl<R: SendSpec> Deferred<R> {
     fn new() -> Self {
         Self {
             consumer: None,
@@ -126,200 +106,202 @@ impl<R: Run> Deferred<R> {
             refill: None,
             spawn: false,
             ended: None,
-            cancelled: None,
+            leftovers: None,
             unreported: None,
             unwoken: None,
+            wake_alarm: Default::default(),
         }
+    }
+
+    fn leftovers(&mut self) -> &mut Leftovers<R> {
+        self.leftovers.get_or_insert_with(|| {
+            Box::new(Leftovers {
+                cancelled: false,
+                source: None,
+                waiting: VecDeque::new(),
+                held: Vec::new(),
+                tasks: Vec::new(),
+                consumer: None,
+            })
+        })
     }
 }
 
-pub(super) struct State<R: Run> {
-    /// Read on every admission decision, never copied into a task.
-    budgets: Budgets,
+/// This driver's own parts of the state: the mechanism around the engine.
+pub(super) struct Port<R: SendSpec> {
     source: Source<R>,
-    /// Items pulled and not started, oldest first, each with the time it was
-    /// pulled.
-    waiting: VecDeque<(Stamp<R>, R::Future)>,
-    /// Outcomes not handed out yet, each with the time it completed.
-    held: Held<(Stamp<R>, R::Outcome)>,
-    /// How many held outcomes are expired items (always 0 without `max_wait`):
-    /// they count against the waiting budget, not the workers'.
-    held_expired: usize,
-    /// How many held outcomes are rejected items (always 0 without `shed`):
-    /// they count against the rejection allowance ([`crate::shed`]).
-    held_rejected: usize,
-    /// The input positions of the waiting items, side by side with them, when
-    /// an ordered stream with keys, weights or shedding takes them at the
-    /// pull (as in place: [`State::seated`]).
-    seats: VecDeque<u64>,
-    /// The key and weight rules.
-    admission: R::Admission,
-    /// Which item a shedding stream hands back.
-    shed: Shed,
-    /// Ordered: the input position of the next output to hand out, so a
-    /// completion wakes the consumer only when it can take something.
-    front: u64,
-    counts: Counts,
     pub(super) tasks: Tasks,
     /// The consumer's waker while it is parked; taken by whoever wakes it.
     consumer: Option<Waker>,
+    /// A panic (or a lost task) to re-raise in the consumer.
     failure: Option<Failure>,
-    /// `try_bounded`'s error that ended the run, until it is handed out (after
-    /// the outputs that may precede it).
-    error: Option<R::Error>,
-    /// An error ended the run: once the outputs before it and the error are
-    /// handed out, the stream ends.
-    failed_fast: bool,
-    /// No task starts or pulls anything from now on, and every task ends.
+    /// The tasks were told to stop: set once, when the run is over.
     cancelled: bool,
-    /// The first poll has happened: tasks may be sent for. Before it, nothing
-    /// is spawned (a limits change only records the new limits).
-    begun: bool,
-    /// Read at most once per lock section (see [`State::begin_section`]).
-    clock: R::Clock,
-    /// The adaptive controller, if any, fed in [`State::complete`].
-    adaptive: Adjust<R::Output>,
-    /// What the [`Limits`](crate::Limits) handles share, once one was asked
-    /// for: a controller's decision is published there.
-    limits: OnceLock<std::sync::Arc<limits::Shared>>,
-    /// The `metrics` exporter, if any: published to at the end of each lock
-    /// section ([`State::publish`]).
-    metrics: Metrics,
+    /// With deadlines: the input position of the item each task runs, by
+    /// task, for the run's deadline to say which it cancelled.
+    running: Vec<Option<u64>>,
+    /// Whether the alarm task (a stream with a timer) sleeps, not woken
+    /// since, and the instant it sleeps until: a section that needs it
+    /// earlier wakes it.
+    alarm_sleeps: bool,
+    alarm_at: Option<Instant>,
 }
 
-/// What [`State::new`] starts from: a never-polled stream's parts.
-pub(super) struct Start<R: Run> {
-    pub(super) source: Pin<Box<R::Source>>,
-    pub(super) budgets: Budgets,
-    pub(super) clock: R::Clock,
-    pub(super) adaptive: Adjust<R::Output>,
-    pub(super) limits: Option<std::sync::Arc<limits::Shared>>,
-    pub(super) admission: R::Admission,
-    pub(super) shed: Shed,
-    pub(super) metrics: Metrics,
-}
-
-impl<R: Run> State<R> {
-    pub(super) fn new(start: Start<R>) -> Self {
-        let Start {
-            source,
-            budgets,
-            clock,
-            adaptive,
-            limits,
-            admission,
-            shed,
-            metrics,
-        } = start;
-        Self {
-            budgets,
-            source: Source::new(source),
-            waiting: VecDeque::new(),
-            held: if budgets.window.is_some() {
-                Held::ordered()
-            } else {
-                Held::unordered()
-            },
-            held_expired: 0,
-            held_rejected: 0,
-            seats: VecDeque::new(),
-            admission,
-            shed,
-            front: 0,
-            counts: Counts::default(),
-            tasks: Tasks::new(),
-            consumer: None,
-            failure: None,
-            error: None,
-            failed_fast: false,
-            cancelled: false,
-            begun: false,
-            clock,
-            adaptive,
-            limits: limits.map(OnceLock::from).unwrap_or_default(),
-            metrics,
+impl<R: SendSpec> Port<R> {
+    /// Tells every task to stop, and takes the source, the tasks' handles and
+    /// the consumer's waker out, to be dropped and woken after the lock.
+    fn cancel(&mut self, deferred: &mut Deferred<R>) {
+        if std::mem::replace(&mut self.cancelled, true) {
+            return;
         }
+        let leftovers = deferred.leftovers();
+        leftovers.cancelled = true;
+        leftovers.source = self.source.take();
+        leftovers.tasks = self.tasks.end_all();
+        leftovers.consumer = self.consumer.take();
+    }
+
+    /// Takes the parked consumer's waker, to be woken after the lock, unless
+    /// this section took it already.
+    fn wake_consumer(&mut self, deferred: &mut Deferred<R>) {
+        if deferred.consumer.is_none() {
+            deferred.consumer = self.consumer.take();
+        }
+    }
+}
+
+/// What the engine reaches through this driver during one lock section.
+struct Section<'a, 'b, R: SendSpec> {
+    port: &'a mut Port<R>,
+    deferred: &'a mut Deferred<R>,
+    /// The task whose section this is, and its context: only tasks pull.
+    task: Option<(usize, &'a mut Context<'b>)>,
+}
+
+impl<R: SendSpec> Io<R> for Section<'_, '_, R> {
+    fn pull(&mut self) -> Pulled<R> {
+        let Some((index, cx)) = &mut self.task else {
+            unreachable!("only a worker task pulls from the source");
+        };
+        match self.port.source.pull(*index, cx) {
+            Pull::Item(item) => Pulled::Item(item),
+            Pull::Pending => {
+                self.port.tasks.set_source_waiter(*index, true);
+                Pulled::Pending
+            }
+            Pull::Ended(source) => {
+                self.deferred.ended = source;
+                Pulled::Ended
+            }
+            // A source that panics fails the stream in this same section,
+            // so nobody sees it as ended.
+            Pull::Panicked(source, payload) => {
+                self.deferred.ended = Some(source);
+                self.port.failure = Some(Failure::Panicked(payload));
+                self.port.cancel(self.deferred);
+                Pulled::Broken
+            }
+        }
+    }
+
+    fn cancel_running(&mut self, each: &mut dyn FnMut(u64)) {
+        for position in self.port.running.iter_mut().filter_map(Option::take) {
+            each(position);
+        }
+        self.port.cancel(self.deferred);
+    }
+
+    fn discard(&mut self, item: Discarded<R>) {
+        let leftovers = self.deferred.leftovers();
+        match item {
+            Discarded::Waiting(waiting) => leftovers.waiting.extend(waiting),
+            Discarded::Held(outcome) => leftovers.held.push(outcome),
+        }
+    }
+}
+
+pub(super) struct State<R: SendSpec> {
+    engine: Engine<R>,
+    port: Port<R>,
+}
+
+impl<R: SendSpec> State<R> {
+    /// The state of a stream whose engine `spawn_on` moved here. A stream
+    /// closed before then has nothing to pull: its source goes now.
+    pub(super) fn new(source: Pin<Box<R::Source>>, engine: Engine<R>) -> Self {
+        let source = (!engine.life().is_closed()).then_some(source);
+        Self {
+            engine,
+            port: Port {
+                source: Source::new(source),
+                tasks: Tasks::new(),
+                consumer: None,
+                failure: None,
+                cancelled: false,
+                running: Vec::new(),
+                alarm_sleeps: false,
+                alarm_at: None,
+            },
+        }
+    }
+
+    /// Runs `section` with the engine and an [`Io`] over this driver.
+    fn with<T>(
+        &mut self,
+        deferred: &mut Deferred<R>,
+        task: Option<(usize, &mut Context<'_>)>,
+        section: impl FnOnce(&mut Engine<R>, &mut Section<'_, '_, R>) -> T,
+    ) -> T {
+        let mut io = Section {
+            port: &mut self.port,
+            deferred,
+            task,
+        };
+        section(&mut self.engine, &mut io)
     }
 
     /// Every lock section begins here: the clock reading of the previous one
-    /// is stale (the clock is read lazily, at most once per section).
+    /// is stale.
     pub(super) fn begin_section(&mut self) {
-        self.clock.begin_poll();
+        self.engine.begin_section();
     }
 
     /// Every lock section ends here: the `metrics` exporter, if any, gets
-    /// what changed in it (see [`crate::observe`]).
+    /// what changed in it (see [`Engine::publish`]): at once while the
+    /// consumer waits (it is parked, and nobody takes outputs: the counts
+    /// stand as the tasks leave them, or it is being woken to look), or once
+    /// the run is over; else every 64th section, as the consumer takes one
+    /// output after another.
     #[inline]
-    pub(super) fn publish(&mut self) {
-        if self.metrics.is_on() {
-            let stats = self.stats();
-            let changes = self.budgets.changes();
-            self.metrics
-                .publish(&stats, self.failed_fast, changes, &mut self.clock);
-        }
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    pub(super) fn publish(&mut self, deferred: &Deferred<R>) {
+        let port = &self.port;
+        self.engine
+            .publish(|| port.cancelled || deferred.consumer.is_some() || port.consumer.is_some());
     }
 
-    /// A copy of the time distributions, if timing is on.
     pub(super) fn timings(&self) -> Option<Timings> {
-        self.clock.timings()
-    }
-
-    /// The handles' shared limits, made by `make` the first time.
-    pub(super) fn limits(
-        &self,
-        make: impl FnOnce(Budgets) -> std::sync::Arc<limits::Shared>,
-    ) -> std::sync::Arc<limits::Shared> {
-        std::sync::Arc::clone(self.limits.get_or_init(|| make(self.budgets)))
-    }
-
-    pub(super) fn budgets(&self) -> Budgets {
-        self.budgets
+        self.engine.timings()
     }
 
     pub(super) fn stats(&self) -> Stats {
-        let waiting = self.waiting.iter().map(|(_, future)| R::unit(future));
-        let (keys_running, blocked_by_key, weights) = if R::Admission::APPLIES {
-            self.admission.report(waiting)
-        } else {
-            (0, 0, [0; 4])
-        };
-        let [
-            running_weight,
-            waiting_weight,
-            peak_running_weight,
-            peak_waiting_weight,
-        ] = weights;
-        Stats {
-            workers_limit: self.budgets.workers,
-            waiting_limit: self.budgets.waiting,
-            paused: self.budgets.workers == 0,
-            keys_running,
-            blocked_by_key,
-            running_weight,
-            waiting_weight,
-            peak_running_weight,
-            peak_waiting_weight,
-            ..self.counts.stats(self.waiting.len(), self.held.len())
-        }
+        self.engine.stats()
     }
 
-    /// What the stream may still yield: every item pulled and not handed
-    /// out yet, plus what the source has left (asked here, under the lock,
-    /// where nobody polls it meanwhile), by the rule both modes share. `Err`
-    /// holds the panic of the source's `size_hint`, to re-raise after the lock.
+    pub(super) fn engine(&self) -> &Engine<R> {
+        &self.engine
+    }
+
+    /// A handle whose changes reach this state through `signal`.
+    pub(super) fn limits(&self, signal: impl FnOnce() -> Signal) -> Limits {
+        self.engine.limits(signal)
+    }
+
+    /// What the stream may still yield. `Err` holds the panic of the
+    /// source's `size_hint` (asked here, under the lock, where nobody polls
+    /// it meanwhile), to re-raise after the lock.
     pub(super) fn size_hint(&self) -> Result<(usize, Option<usize>), Box<dyn Any + Send>> {
-        let in_flight = self
-            .counts
-            .active
-            .saturating_add(self.waiting.len())
-            .saturating_add(self.held.len());
-        if self.failed_fast {
-            // Nothing runs or waits: the held prefix, then the error.
-            let left = in_flight + usize::from(self.error.is_some());
-            return Ok((left, Some(left)));
-        }
-        let source = self.source.size_hint()?;
-        Ok(stats::size_hint(in_flight, source, R::FALLIBLE))
+        self.engine.size_hint(|| self.port.source.size_hint())
     }
 
     // -- The consumer's sections ------------------------------------------
@@ -327,168 +309,137 @@ impl<R: Run> State<R> {
     /// The first poll: the stream looks for work for the first time.
     pub(super) fn begin(&mut self) -> Deferred<R> {
         let mut deferred = Deferred::new();
-        self.begun = true;
+        self.engine.life_mut().begin();
         self.dispatch(&mut deferred);
         deferred
     }
 
-    /// A [`Limits`](crate::Limits) handle set `workers` and `waiting`. Lowering
-    /// only gates later starts and pulls: nothing running or waiting is
-    /// touched, and tasks above the new `workers` stay idle. A raise sends for
-    /// a task at once: for a start it freed (the dispatch), or, when no start
-    /// is free but the queue may grow, a task to pull ahead (the refill).
-    pub(super) fn set_limits(&mut self, (workers, waiting): (usize, usize)) -> Deferred<R> {
+    /// A [`Limits`] handle set the limits: the engine applies
+    /// them. A raise sends for a task at once: for a start it freed (the
+    /// dispatch), or, when no start is free but the queue may grow, a task to
+    /// pull ahead (the refill). Before the first poll nothing is sent.
+    pub(super) fn set_limits(&mut self) -> Deferred<R> {
         let mut deferred = Deferred::new();
-        self.budgets.set(workers, waiting);
-        if !self.begun || self.cancelled {
-            return deferred;
+        self.engine.apply_limits();
+        if !self.engine.life().is_new() && !self.port.cancelled {
+            self.dispatch(&mut deferred);
+            self.send_to_refill(&mut deferred);
         }
-        self.dispatch(&mut deferred);
-        self.send_to_refill(&mut deferred);
         deferred
     }
 
-    /// The consumer's poll: a panic first, then the next output (taking it
+    /// The consumer's poll: a panic first, then the next outcome (taking it
     /// frees budget, which the searcher is sent for), then the error that
     /// ended the run, then the end; otherwise it registers `waker` and parks.
     pub(super) fn hand_out(&mut self, waker: &Waker) -> (Handout<R::Item>, Deferred<R>) {
         let mut deferred = Deferred::new();
-        if let Some(failure) = self.failure.take() {
+        if let Some(failure) = self.port.failure.take() {
             return (Handout::Failed(failure), deferred);
         }
-        if let Some((completed, outcome)) = self.held.pop() {
-            self.front += 1;
-            self.clock.handed_out(completed);
-            let expired = R::is_expired(&outcome);
-            let rejected = R::is_rejected(&outcome);
-            if expired {
-                self.held_expired -= 1;
-            }
-            if rejected {
-                self.held_rejected -= 1;
-            }
+        if self.engine.deadline_due() && !self.port.cancelled {
+            self.with(&mut deferred, None, |engine, io| engine.pass_deadline(io));
+        }
+        if let Some((outcome, unstarted)) = self.engine.hand_out() {
             self.dispatch(&mut deferred);
-            if expired || rejected {
-                // It held a waiting place (unordered), or a rejection's
-                // allowance, which is free now.
+            if unstarted {
+                // It held a waiting place or a rejection's allowance, which
+                // is free now.
                 self.send_to_refill(&mut deferred);
             }
             return (Handout::Output(R::ok(outcome)), deferred);
         }
-        if self.failed_fast {
-            // What the held outputs allowed was handed out: the error, then
-            // the end (nothing runs or waits any more).
-            let handout = match self.error.take() {
-                Some(error) => Handout::Output(R::err(error)),
-                None => Handout::End,
-            };
-            return (handout, deferred);
+        match self.engine.end() {
+            Some(Ending::Error(error)) => (Handout::Output(R::err(error)), deferred),
+            Some(Ending::Done) => {
+                self.cancel(&mut deferred);
+                self.engine.life_mut().leave_poll(true);
+                (Handout::End, deferred)
+            }
+            None => {
+                match &mut self.port.consumer {
+                    Some(parked) => parked.clone_from(waker),
+                    None => self.port.consumer = Some(waker.clone()),
+                }
+                (Handout::Pending, deferred)
+            }
         }
-        if self.is_finished() {
-            deferred.cancelled = self.cancel();
-            return (Handout::End, deferred);
-        }
-        match &mut self.consumer {
-            Some(parked) => parked.clone_from(waker),
-            None => self.consumer = Some(waker.clone()),
-        }
-        (Handout::Pending, deferred)
     }
 
-    /// [`Spawned::close`](super::Spawned::close): takes the source away (it is
-    /// dropped once the lock is released), so nothing more is pulled; the
+    /// [`Spawned::close`](super::Spawned::close): nothing more is pulled, and
+    /// the source goes at once (dropped once the lock is released; in place
+    /// keeps it for `reopen`, which a spawned stream does not have); the
     /// running and waiting items still finish and are handed out, and then
     /// the stream ends. Wakes a parked consumer if that end is now.
     pub(super) fn close(&mut self) -> Deferred<R> {
         let mut deferred = Deferred::new();
-        if let Some(waiter) = self.source.waiter() {
+        if let Some(waiter) = self.port.source.waiter() {
             // Its next poll need not let anyone pull again: nobody will.
-            self.tasks.set_source_waiter(waiter, false);
+            self.port.tasks.set_source_waiter(waiter, false);
         }
-        deferred.ended = self.source.take();
+        self.engine.life().close();
+        deferred.ended = self.port.source.take();
         self.wake_consumer_at_end(&mut deferred);
         deferred
     }
 
-    /// Takes the handles' shared limits away, for the stream's `Drop`: a
-    /// controller that could publish to them is gone with the stream.
-    pub(super) fn take_limits(&mut self) -> Option<std::sync::Arc<limits::Shared>> {
-        self.limits.take()
-    }
-
-    /// Takes away what only the consumer could still have taken, for the
-    /// stream's `Drop` to drop on its own thread.
-    pub(super) fn take_untaken(&mut self) -> Untaken<R> {
+    /// Takes away what only the consumer could still have taken (the held
+    /// outcomes, an error or a panic not yet yielded) and the handles'
+    /// settings, for the stream's `Drop` to drop on its own thread.
+    pub(super) fn take_untaken(&mut self, held: &mut Vec<Outcome<R>>) -> Untaken<R> {
+        let error = self.engine.take_untaken(|outcome| held.push(outcome));
         Untaken {
-            held: mem::replace(&mut self.held, Held::unordered()),
-            error: self.error.take(),
-            failure: self.failure.take(),
+            error,
+            failure: self.port.failure.take(),
+            settings: self.engine.take_settings(),
         }
     }
 
     // -- The worker tasks' sections ---------------------------------------
 
-    /// Task `index` has no item: it takes one if the budgets allow (the oldest
-    /// waiting, else a new pull), tops up the waiting queue, and sends for
-    /// another task if work is left; or parks.
+    /// Task `index` has no item: it takes one if the engine allows, tops up
+    /// the waiting queue, and sends for another task if work is left; or
+    /// parks.
     pub(super) fn find_work(
         &mut self,
         index: usize,
         cx: &mut Context<'_>,
     ) -> (Next<R>, Deferred<R>) {
         let mut deferred = Deferred::new();
-        if self.cancelled {
+        if self.port.cancelled {
             return (Next::Stop, deferred);
         }
-        self.tasks.arrive(index);
+        self.port.tasks.arrive(index);
         self.source_polled_again(index);
         let next = self.next_for(index, cx, &mut deferred);
         (next, deferred)
     }
 
-    /// Task `index` completed the item at `position`, started at `started`:
-    /// feeds the adaptive controller, if any, then settles the output. An
-    /// outcome is stored (waking the consumer if it can take it), and the task
-    /// goes on as in [`find_work`]; an error fails fast ([`State::fail_fast`])
-    /// and the task stops. Gives the output back if the stream was cancelled:
-    /// nobody will take it, and the task drops it outside the lock.
-    ///
-    /// [`find_work`]: State::find_work
-    #[allow(clippy::type_complexity)]
+    /// Task `index` completed the item at `position`: the engine settles it
+    /// (waking the consumer if it can take it), and the task goes on as in
+    /// [`State::find_work`]; an error fails fast and the task stops. Gives
+    /// the output back if the stream was cancelled: nobody will take it, and
+    /// the task drops it outside the lock.
     pub(super) fn complete(
         &mut self,
         index: usize,
-        position: u64,
-        (started, ticket): Started<R>,
+        start: (u64, crate::engine::Started<R>),
         output: R::Output,
         cx: &mut Context<'_>,
     ) -> (Result<Next<R>, R::Output>, Deferred<R>) {
         let mut deferred = Deferred::new();
-        if self.cancelled {
+        if self.port.cancelled {
             return (Err(output), deferred);
         }
-        self.admission.finished(ticket);
-        let completed = self.clock.completed(started);
-        // Only a clock that measures runs answers: the branch is gone from a
-        // stream without one.
-        if let Some(run) = self.clock.run_of(started, completed) {
-            // Still counted as active: the counts while it ran.
-            let counts = (self.counts.active, self.held.len(), self.held_unstarted());
-            self.adaptive
-                .observe(&output, run, counts, &mut self.budgets, &self.limits);
-        }
-        match R::settle(output) {
-            Ok(outcome) => {
-                self.held.complete(position, (completed, outcome));
-                self.counts.completed(self.held.len());
-                // Ordered, only the oldest unyielded output can be taken.
-                if self.budgets.window.is_none() || position == self.front {
-                    self.wake_consumer(&mut deferred);
+        let (position, started) = start;
+        self.runs(index, None);
+        match self.engine.complete(position, started, output) {
+            Ok(ready) => {
+                if ready {
+                    self.port.wake_consumer(&mut deferred);
                 }
             }
             Err(error) => {
-                self.counts.completed(self.held.len());
-                self.fail_fast(error, &mut deferred);
+                self.with(&mut deferred, None, |engine, io| engine.fail(error, io));
                 return (Ok(Next::Stop), deferred);
             }
         }
@@ -505,556 +456,146 @@ impl<R: Run> State<R> {
     /// have had its first poll yet (rule 5).
     pub(super) fn look_again(&mut self, index: usize, cx: &mut Context<'_>) -> (bool, Deferred<R>) {
         let mut deferred = Deferred::new();
-        if !self.cancelled {
+        if !self.port.cancelled {
             self.source_polled_again(index);
-            self.top_up(index, cx, &mut deferred);
-            self.dispatch(&mut deferred);
-            self.wake_consumer_at_end(&mut deferred);
+            self.with(&mut deferred, Some((index, cx)), |engine, io| {
+                engine.top_up(io)
+            });
+            self.after_starts(&mut deferred);
         }
-        (self.cancelled, deferred)
+        (self.port.cancelled, deferred)
     }
 
     /// Records `failure` and cancels, unless the stream already ended, was
     /// dropped or failed: then nobody is waiting for it, and it is handed back.
     pub(super) fn fail(&mut self, failure: Failure) -> Deferred<R> {
         let mut deferred = Deferred::new();
-        if self.cancelled || self.failure.is_some() {
+        if self.port.cancelled || self.port.failure.is_some() {
             deferred.unreported = Some(failure);
         } else {
-            self.failure = Some(failure);
-            deferred.cancelled = self.cancel();
+            self.port.failure = Some(failure);
+            self.cancel(&mut deferred);
         }
         deferred
     }
 
-    /// [`State::cancel`], for the consumer (the stream ended or is dropped).
+    /// [`State::cancel`], for the consumer (the stream is dropped).
     pub(super) fn stop(&mut self) -> Deferred<R> {
         let mut deferred = Deferred::new();
         // The consumer is the one stopping: its waker is let go, not woken (a
         // wake would be a spurious one of the task that dropped the stream).
-        deferred.unwoken = self.consumer.take();
-        deferred.cancelled = self.cancel();
+        deferred.unwoken = self.port.consumer.take();
+        self.cancel(&mut deferred);
         deferred
     }
 
-    /// Stops everything: from now on no task starts or pulls anything, and
-    /// each ends on its next poll. Takes the source, the waiting items, the
-    /// tasks' handles (to wake them) and the consumer's waker out, for the
-    /// caller to drop and wake once the lock is released. `None` if it was
-    /// cancelled already.
-    pub(super) fn cancel(&mut self) -> Option<Box<Leftovers<R>>> {
-        if mem::replace(&mut self.cancelled, true) {
-            return None;
+    /// The run is over (ended, dropped, or broken by a panic): the engine
+    /// lets go of the waiting items, and every task is told to stop.
+    fn cancel(&mut self, deferred: &mut Deferred<R>) {
+        if !self.port.cancelled {
+            self.with(deferred, None, |engine, io| {
+                engine.abandon(io);
+                io.cancel_running(&mut |_| {});
+            });
         }
-        self.seats.clear();
-        self.admission.clear();
-        Some(Box::new(Leftovers {
-            source: self.source.take(),
-            waiting: mem::take(&mut self.waiting),
-            held: Vec::new(),
-            tasks: self.tasks.end_all(),
-            consumer: self.consumer.take(),
-        }))
     }
 
     /// The next task counted and not spawned yet, unless cancelled.
     pub(super) fn next_to_spawn(&mut self) -> Option<(usize, Arc<TaskHandle>)> {
-        if self.cancelled {
+        if self.port.cancelled {
             return None;
         }
-        self.tasks.next_to_spawn()
+        self.port.tasks.next_to_spawn()
     }
 
     pub(super) fn has_unspawned(&self) -> bool {
-        !self.cancelled && self.tasks.has_unspawned()
+        !self.port.cancelled && self.port.tasks.has_unspawned()
     }
 
-    // -- The rules -------------------------------------------------------
-
-    /// Whether one more item may start now (with keys, weights or shedding,
-    /// by `Budgets::may_start_admitted`, as in place).
-    fn may_start(&self) -> bool {
-        if Self::admitted() {
-            let rejected = if R::REJECTS { self.held_rejected } else { 0 };
-            return self.budgets.may_start_admitted(
-                self.counts.active,
-                self.held.len(),
-                self.held_unstarted(),
-                rejected,
-            );
-        }
-        self.budgets
-            .may_start(self.counts.active, self.held.len(), self.held_unstarted())
-    }
-
-    /// Held outcomes that take no worker: expired and rejected items (a
-    /// constant 0 without `max_wait` and `shed`).
-    #[inline(always)]
-    fn held_unstarted(&self) -> usize {
-        let expired = if R::EXPIRES { self.held_expired } else { 0 };
-        let rejected = if R::REJECTS { self.held_rejected } else { 0 };
-        expired + rejected
-    }
-
-    /// Whether keys, weights or shedding apply: then every item is pulled into
-    /// a waiting place and started from there ([`crate::admission`]).
-    #[inline(always)]
-    fn admitted() -> bool {
-        R::Admission::APPLIES || R::REJECTS
-    }
-
-    /// Whether the ordered stream takes its items' input positions at the
-    /// pull (see `Core::seated` in place).
-    fn seated(&self) -> bool {
-        Self::admitted() && self.budgets.window.is_some()
-    }
-
-    /// Whether one more item may be pulled into a waiting place of an
-    /// admitted stream: a place free (at least one) and the weight waiting
-    /// below its budget.
-    fn may_queue_admitted(&self) -> bool {
-        self.may_queue_admitted_without(0, 0)
-    }
-
-    /// [`State::may_queue_admitted`], were the `gone` oldest waiting items,
-    /// counting `gone_weight` in all, gone.
-    fn may_queue_admitted_without(&self, gone: usize, gone_weight: u128) -> bool {
-        let queued = self.waiting.len() - gone;
-        let place = if R::Admission::APPLIES {
-            self.budgets.may_queue_seated(queued, self.held_expired)
-        } else {
-            self.budgets.may_queue(queued, self.held_expired)
-        };
-        place && self.admission.may_queue_without(gone_weight)
-    }
-
-    /// The waiting item the rules let start now, if any, looking last at
-    /// `pulled` (an item just pulled past the full queue, with its position),
-    /// whose index is then the queue's length (see `Core::pick` in place).
-    fn pick(&self, pulled: Option<(&R::Future, Option<u64>)>) -> Option<usize> {
-        let limit = self
-            .budgets
-            .window
-            .map(|window| self.held.front().saturating_add(window as u64));
-        let seats = &self.seats;
-        let items = self.waiting.iter().enumerate().map(|(at, (_, future))| {
-            let in_window =
-                limit.is_none_or(|limit| seats.get(at).is_none_or(|&seat| seat < limit));
-            (R::unit(future), in_window)
-        });
-        let pulled = pulled.map(|(future, seat)| {
-            let in_window = limit.is_none_or(|limit| seat.is_none_or(|at| at < limit));
-            (R::unit(future), in_window)
-        });
-        self.admission.pick(items.chain(pulled))
-    }
-
-    /// Whether a task sent now could start something: a start is free and
-    /// there is an item it may start, or it may pull one (rule 2's "a start
-    /// free with an item for it").
-    fn has_work(&self) -> bool {
-        if !Self::admitted() {
-            return !self.waiting.is_empty() || self.source.may_pull();
-        }
-        self.pick(None).is_some()
-            || (self.source.may_pull()
-                && (self.may_queue_admitted()
-                    || (R::REJECTS && shed::may_shed(self.held_rejected, self.budgets.waiting))))
-    }
-
-    /// Whether a task sent now could pull ahead (the refill, rule 2): a
-    /// waiting place free, or (shedding) the queue full with rejections left.
-    fn may_pull_ahead(&self) -> bool {
-        if !Self::admitted() {
-            return self.may_queue();
-        }
-        self.may_queue_admitted()
-            || (R::REJECTS && shed::may_shed(self.held_rejected, self.budgets.waiting))
-    }
-
-    /// Whether one more item may be pulled into the waiting queue now.
-    fn may_queue(&self) -> bool {
-        self.budgets
-            .may_queue(self.waiting.len(), self.held_expired)
-    }
-
-    /// Whether the source will give nothing more and every item it gave was
-    /// handed out.
-    fn is_finished(&self) -> bool {
-        self.source.is_gone()
-            && self.waiting.is_empty()
-            && self.counts.active == 0
-            && self.held.len() == 0
-    }
+    // -- Mechanism around the engine's answers ----------------------------
 
     /// If task `index` is the one the pending source will wake, it was polled
-    /// again: anyone may pull from the source again. Returns whether it was.
-    fn source_polled_again(&mut self, index: usize) -> bool {
-        if self.source.waiter() != Some(index) {
-            return false;
+    /// again: anyone may pull from the source again.
+    fn source_polled_again(&mut self, index: usize) {
+        if self.port.source.waiter() == Some(index) {
+            self.port.source.waiter_polled();
+            self.port.tasks.set_source_waiter(index, false);
+            self.engine.life_mut().source_woke();
         }
-        self.source.waiter_polled();
-        self.tasks.set_source_waiter(index, false);
-        true
     }
 
     /// The common end of a worker's section: its next item or a park, then
-    /// the top-up, the hand-off and the consumer's wake at the end.
+    /// the top-up (only once no start is free: while one is, the task sent
+    /// for it pulls its item itself), the hand-off and the consumer's wakes.
     fn next_for(
         &mut self,
         index: usize,
         cx: &mut Context<'_>,
         deferred: &mut Deferred<R>,
     ) -> Next<R> {
-        let next = match self.start(index, cx, deferred) {
-            Some((position, started, future)) => Next::Run(position, started, future),
-            None if self.cancelled => return Next::Stop,
+        let start = self.with(deferred, Some((index, &mut *cx)), |engine, io| {
+            engine.next_start(io)
+        });
+        let next = match start {
+            Some(start) => {
+                self.runs(index, Some(start.position));
+                Next::Start(start)
+            }
+            None if self.port.cancelled => return Next::Stop,
             None => {
-                self.tasks.park(index);
+                self.port.tasks.park(index);
                 Next::Park
             }
         };
-        self.top_up(index, cx, deferred);
-        if self.cancelled {
-            return self.unstart(next, deferred);
+        self.with(deferred, Some((index, cx)), |engine, io| engine.top_up(io));
+        if self.port.cancelled {
+            // The top-up met the source's error (or panic): nothing starts
+            // once it is seen, so the item taken just before goes with the
+            // waiting ones and the task stops. On purpose in this driver
+            // only: in place, an item taken is polled at once, before any
+            // later pull.
+            if let Next::Start(start) = next {
+                self.runs(index, None);
+                let leftovers = deferred.leftovers();
+                leftovers.waiting.push_back((start.started.0, start.future));
+            }
+            return Next::Stop;
         }
-        self.dispatch(deferred);
-        self.wake_consumer_at_end(deferred);
+        self.after_starts(deferred);
         next
     }
 
-    /// The top-up of the section that took `next` met the source's error (or
-    /// panic): the item taken just before must not start either, since
-    /// nothing starts once the error is seen. Its future goes with the
-    /// waiting items, dropped once the lock is released, and the task stops.
-    #[cold]
-    fn unstart(&mut self, next: Next<R>, deferred: &mut Deferred<R>) -> Next<R> {
-        if let Next::Run(_, (started, _), future) = next {
-            // The cancellation was made in this section: its leftovers are here.
-            match &mut deferred.cancelled {
-                Some(leftovers) => leftovers.waiting.push_back((started, future)),
-                None => unreachable!("cancelled in this section, with nothing to release"),
-            }
+    /// After a section that may have started, expired or shed items: a task
+    /// for the next free start, and the consumer woken if it has something
+    /// to take or the stream just ended.
+    fn after_starts(&mut self, deferred: &mut Deferred<R>) {
+        self.dispatch(deferred);
+        if self.engine.take_ready() {
+            self.port.wake_consumer(deferred);
         }
-        Next::Stop
+        self.wake_consumer_at_end(deferred);
     }
 
-    /// Starts one item if the budgets allow: the oldest waiting one, else one
-    /// pulled now. Its output's position is reserved in input order, as in
-    /// place, since starts happen one at a time under the lock. A waiting item
-    /// that waited too long is handed out expired instead ([`State::expire`]),
-    /// and the next one is considered at once: expiry is checked here, at
-    /// pickup, and only here.
-    fn start(
-        &mut self,
-        index: usize,
-        cx: &mut Context<'_>,
-        deferred: &mut Deferred<R>,
-    ) -> Option<(u64, Started<R>, R::Future)> {
-        if Self::admitted() {
-            return self.start_admitted(index, cx, deferred);
-        }
-        loop {
-            if !self.may_start() {
-                return None;
-            }
-            let future = match self.waiting.pop_front() {
-                Some((pulled, future)) => match self.clock.pick_up(pulled, R::EXPIRES) {
-                    Some(waited) => match self.expire(future, waited, None, deferred) {
-                        Ok(()) => continue,
-                        // A stream whose items cannot come back never has a
-                        // `max_wait`: not reached, but total.
-                        Err(future) => future,
-                    },
-                    None => future,
-                },
-                None => {
-                    let future = self.pull(index, cx, deferred)?;
-                    self.clock.started_at_once();
-                    future
-                }
-            };
-            return Some(self.started(future, None));
-        }
-    }
-
-    /// Counts `future` as started, at input position `seat` if it took one
-    /// when pulled (else the next), and takes its admission ticket.
-    fn started(&mut self, future: R::Future, seat: Option<u64>) -> (u64, Started<R>, R::Future) {
-        let position = match seat {
-            Some(seat) => seat,
-            None => self.held.begin(),
-        };
-        self.counts.started();
-        let ticket = self.admission.started(R::unit(&future));
-        (position, (self.clock.stamp(), ticket), future)
-    }
-
-    /// [`State::start`] for a stream with keys, weights or shedding (the
-    /// rules are in [`crate::admission`] and [`crate::shed`]; the in-place
-    /// `Core::fill_admitted` follows them the same way): the oldest waiting
-    /// item the rules allow, from anywhere in the queue; else one pulled into a
-    /// free waiting place, which may start at once; else, shedding, one pulled
-    /// past the full queue, which starts if the rules allow, or one item is
-    /// handed back and the search goes on.
-    fn start_admitted(
-        &mut self,
-        index: usize,
-        cx: &mut Context<'_>,
-        deferred: &mut Deferred<R>,
-    ) -> Option<(u64, Started<R>, R::Future)> {
-        loop {
-            if !self.may_start() {
-                return None;
-            }
-            if let Some(at) = self.pick(None) {
-                let (pulled, future, seat) = self.unqueue(at);
-                let future = match self.clock.pick_up(pulled, R::EXPIRES) {
-                    Some(waited) => match self.expire(future, waited, seat, deferred) {
-                        Ok(()) => continue,
-                        Err(future) => future,
-                    },
-                    None => future,
-                };
-                return Some(self.started(future, seat));
-            }
-            if self.may_queue_admitted() {
-                let future = self.pull(index, cx, deferred)?;
-                self.queue(future, None);
-                continue;
-            }
-            if !(R::REJECTS && shed::may_shed(self.held_rejected, self.budgets.waiting)) {
-                return None;
-            }
-            let future = self.pull(index, cx, deferred)?;
-            let seat = self.seated().then(|| self.held.begin());
-            if self.pick(Some((&future, seat))) == Some(self.waiting.len()) {
-                self.clock.started_at_once();
-                return Some(self.started(future, seat));
-            }
-            self.shed_one(future, seat, deferred);
-        }
-    }
-
-    /// Puts a pulled item in the waiting queue, at input position `seat` if
-    /// it took one, else at one taken now when the stream is seated.
-    fn queue(&mut self, future: R::Future, seat: Option<u64>) {
-        let pulled = self.clock.stamp_pulled();
-        self.admission.queued(R::unit(&future));
-        if self.seated() {
-            let seat = seat.unwrap_or_else(|| self.held.begin());
-            self.seats.push_back(seat);
-        }
-        self.waiting.push_back((pulled, future));
-        self.counts.queued(self.waiting.len());
-    }
-
-    /// Takes the waiting item at `at` out of the queue, with its position if
-    /// it has one.
-    fn unqueue(&mut self, at: usize) -> (Stamp<R>, R::Future, Option<u64>) {
-        let (pulled, future) = self.waiting.remove(at).expect("a waiting item");
-        let seat = if self.seated() {
-            self.seats.remove(at)
-        } else {
-            None
-        };
-        self.admission.unqueued(R::unit(&future));
-        (pulled, future, seat)
-    }
-
-    /// Sheds ([`crate::shed`]): hands back `future`, just pulled past the
-    /// full queue (`Newest`), or the oldest waiting items, as many as it needs
-    /// room for, and it takes their place (`Oldest`).
-    fn shed_one(&mut self, future: R::Future, seat: Option<u64>, deferred: &mut Deferred<R>) {
-        let oldest = shed::oldest_to_shed(
-            self.shed,
-            self.waiting
-                .iter()
-                .map(|(_, waiting)| self.admission.waiting_weight(R::unit(waiting))),
-            self.held_rejected,
-            self.budgets.waiting,
-            |gone, gone_weight| self.may_queue_admitted_without(gone, gone_weight),
-            |gone_weight| self.admission.may_replace(gone_weight, R::unit(&future)),
-        );
-        if oldest == 0 {
-            return self.reject(future, seat, deferred);
-        }
-        for _ in 0..oldest {
-            let (_, oldest, oldest_seat) = self.unqueue(0);
-            self.reject(oldest, oldest_seat, deferred);
-        }
-        self.queue(future, seat);
-    }
-
-    /// Hands an item back to the consumer unstarted, as a rejection, at input
-    /// position `seat` when ordered (else in completion order).
-    #[cold]
-    fn reject(&mut self, future: R::Future, seat: Option<u64>, deferred: &mut Deferred<R>) {
-        let outcome = match R::reject(future) {
-            Ok(outcome) => outcome,
-            // A stream whose items cannot be rejected does not shed: not
-            // reached, but total (the item waits, over the budget by one).
-            Err(future) => return self.queue(future, seat),
-        };
-        let position = match seat {
-            Some(seat) => seat,
-            None => self.held.begin(),
-        };
-        let stamp = self.clock.stamp();
-        self.held.complete(position, (stamp, outcome));
-        self.held_rejected += 1;
-        self.counts.rejected(self.held.len());
-        if self.budgets.window.is_none() || position == self.front {
-            self.wake_consumer(deferred);
-        }
-    }
-
-    /// Hands a waiting item that waited too long to the consumer, unstarted,
-    /// at the position it would have started at.
-    #[cold]
-    fn expire(
-        &mut self,
-        future: R::Future,
-        waited: Duration,
-        seat: Option<u64>,
-        deferred: &mut Deferred<R>,
-    ) -> Result<(), R::Future> {
-        let outcome = R::expire(future, waited)?;
-        let position = match seat {
-            Some(seat) => seat,
-            None => self.held.begin(),
-        };
-        let stamp = self.clock.stamp();
-        self.held.complete(position, (stamp, outcome));
-        self.held_expired += 1;
-        self.counts.expired(self.held.len());
-        if self.budgets.window.is_none() || position == self.front {
-            self.wake_consumer(deferred);
-        }
-        Ok(())
-    }
-
-    /// Fails fast (the rule is in [`crate::failure`]): records `error`, then
-    /// cancels, so nothing more is pulled or started and every task drops its
-    /// future on its next poll, and the waiting items go. Of the held outputs,
-    /// only those that may still be yielded in order stay; the rest go too
-    /// (all dropped once the lock is released).
-    #[cold]
-    fn fail_fast(&mut self, error: R::Error, deferred: &mut Deferred<R>) {
-        self.error = Some(error);
-        self.failed_fast = true;
-        // None of them will complete: each is dropped by its task.
-        self.counts.active = 0;
-        let mut unyieldable = Vec::new();
-        self.held
-            .keep_in_order_prefix(|output| unyieldable.push(output));
-        self.held_expired = self.held.count(|(_, outcome)| R::is_expired(outcome));
-        self.held_rejected = self.held.count(|(_, outcome)| R::is_rejected(outcome));
-        let mut leftovers = self.cancel();
-        if let Some(leftovers) = &mut leftovers {
-            leftovers.held = unyieldable;
-        }
-        deferred.cancelled = leftovers;
-    }
-
-    /// Fills the waiting queue, but only once no start is free: while one is,
-    /// the task sent for it pulls its item itself, so no item waits while a
-    /// worker could run it (the in-place order: start, then top up).
-    fn top_up(&mut self, index: usize, cx: &mut Context<'_>, deferred: &mut Deferred<R>) {
-        if Self::admitted() {
-            return self.top_up_admitted(index, cx, deferred);
-        }
-        if self.cancelled || self.may_start() {
-            return;
-        }
-        while self.may_queue() {
-            let Some(future) = self.pull(index, cx, deferred) else {
-                return;
-            };
-            let pulled = self.clock.stamp_pulled();
-            self.waiting.push_back((pulled, future));
-            self.counts.queued(self.waiting.len());
-        }
-    }
-
-    /// [`State::top_up`] for a stream with keys, weights or shedding: fills
-    /// the free waiting places (an item there that may start is sent for by
-    /// the dispatch); then, shedding with no start free, pulls past the full
-    /// queue while the rejection allowance lasts, handing items back, and
-    /// fills again whatever that freed.
-    fn top_up_admitted(&mut self, index: usize, cx: &mut Context<'_>, deferred: &mut Deferred<R>) {
-        while !self.cancelled {
-            if self.may_queue_admitted() {
-                let Some(future) = self.pull(index, cx, deferred) else {
-                    return;
-                };
-                self.queue(future, None);
-                continue;
-            }
-            if !(R::REJECTS
-                && !self.may_start()
-                && shed::may_shed(self.held_rejected, self.budgets.waiting))
-            {
-                return;
-            }
-            let Some(future) = self.pull(index, cx, deferred) else {
-                return;
-            };
-            let seat = self.seated().then(|| self.held.begin());
-            self.shed_one(future, seat, deferred);
-        }
-    }
-
-    /// One pull from the source for task `index`. A source that panics fails
-    /// the stream in this same section, so nobody sees it as ended.
-    fn pull(
-        &mut self,
-        index: usize,
-        cx: &mut Context<'_>,
-        deferred: &mut Deferred<R>,
-    ) -> Option<R::Future> {
-        match self.source.pull(index, cx) {
-            Pulled::Item(Ok(future)) => {
-                self.counts.pulled();
-                Some(future)
-            }
-            Pulled::Item(Err(error)) => {
-                self.counts.pulled();
-                self.fail_fast(error, deferred);
-                None
-            }
-            Pulled::Nothing => {
-                if self.source.waiter() == Some(index) {
-                    self.tasks.set_source_waiter(index, true);
-                }
-                None
-            }
-            Pulled::Ended(source) => {
-                deferred.ended = Some(source);
-                None
-            }
-            Pulled::Panicked(source, payload) => {
-                deferred.ended = Some(source);
-                self.failure = Some(Failure::Panicked(payload));
-                deferred.cancelled = self.cancel();
-                None
-            }
-        }
-    }
-
-    /// The hand-off: if a start is free and there is an item for it, and no
+    /// The hand-off: if the engine has a start with an item for it, and no
     /// task is on its way already, sends one: the task idle longest, or a new
     /// one below the worker budget. Only one searcher at a time: it sends the
     /// next one itself if work is left once it took its item, so a burst of
     /// freed starts costs one wake, not one per start.
     fn dispatch(&mut self, deferred: &mut Deferred<R>) {
-        if self.cancelled || self.tasks.is_searching() || !self.may_start() || !self.has_work() {
+        if self.port.cancelled || self.port.tasks.is_searching() {
             return;
         }
-        if let Some(waker) = self.tasks.wake_idle() {
+        if !self.engine.has_start() {
+            // A start the rate alone refuses waits for a token from now
+            // (the engine's rule; nothing for a stream without a rate).
+            self.engine.note_rate_wait();
+            return;
+        }
+        let tasks = &mut self.port.tasks;
+        if let Some(waker) = tasks.wake_idle() {
             deferred.searcher = waker;
-        } else if self.tasks.len() < self.budgets.workers {
-            self.tasks.add();
+        } else if tasks.len() < self.engine.budgets().workers {
+            tasks.add();
             deferred.spawn = true;
         }
     }
@@ -1067,34 +608,88 @@ impl<R: Run> State<R> {
     /// while a searcher is on its way (it tops up too) or the source is
     /// pending (its wake reaches a task that tops up: rule 4).
     fn send_to_refill(&mut self, deferred: &mut Deferred<R>) {
-        if self.cancelled
-            || self.tasks.is_searching()
-            || (self.may_start() && self.has_work())
-            || !self.may_pull_ahead()
-            || !self.source.may_pull()
+        let tasks = &mut self.port.tasks;
+        if self.port.cancelled
+            || tasks.is_searching()
+            || self.engine.has_start()
+            || !self.engine.may_pull_ahead()
         {
             return;
         }
-        if let Some(waker) = self.tasks.wake_idle() {
+        if let Some(waker) = tasks.wake_idle() {
             deferred.searcher = waker;
-        } else if let Some(waker) = self.tasks.wake_busy_to_refill() {
+        } else if let Some(waker) = tasks.wake_busy_to_refill() {
             deferred.refill = waker;
+        }
+    }
+
+    /// Notes the item task `index` runs (with deadlines only: the run's
+    /// deadline reports each by its position).
+    #[inline(always)]
+    fn runs(&mut self, index: usize, position: Option<u64>) {
+        if Engine::<R>::DEADLINES {
+            if self.port.running.len() <= index {
+                self.port.running.resize(index + 1, None);
+            }
+            self.port.running[index] = position;
+        }
+    }
+
+    /// The alarm task's section: its time came (or it was woken to look).
+    /// The run stops if its deadline passed; a start a token freed gets a
+    /// task. Then it sleeps until the engine's next alarm, if any; a section
+    /// that needs it sooner wakes it ([`State::check_alarm`]).
+    pub(super) fn alarm(&mut self) -> (Wake, Deferred<R>) {
+        let mut deferred = Deferred::new();
+        if !self.port.cancelled && self.engine.deadline_due() {
+            self.with(&mut deferred, None, |engine, io| engine.pass_deadline(io));
+            if self.engine.take_ready() {
+                self.port.wake_consumer(&mut deferred);
+            }
+        }
+        if self.port.cancelled {
+            self.port.alarm_sleeps = false;
+            return (Wake::Stop, deferred);
+        }
+        self.dispatch(&mut deferred);
+        let at = self.engine.alarm();
+        self.port.alarm_sleeps = true;
+        self.port.alarm_at = at;
+        (at.map_or(Wake::Idle, Wake::At), deferred)
+    }
+
+    /// At the end of every section: if the alarm task sleeps and the engine
+    /// now needs waking sooner than it sleeps until, it is woken to sleep
+    /// until then. (One flag read for a stream without a timer.)
+    #[inline]
+    pub(super) fn check_alarm(&mut self, deferred: &mut Deferred<R>) {
+        if !self.port.alarm_sleeps {
+            return;
+        }
+        if let Some(at) = self.engine.alarm() {
+            if self.port.alarm_at.is_none_or(|armed| at < armed) {
+                self.port.alarm_sleeps = false;
+                deferred.wake_alarm.raise();
+            }
         }
     }
 
     /// Wakes a parked consumer if the stream just ended.
     fn wake_consumer_at_end(&mut self, deferred: &mut Deferred<R>) {
-        if self.is_finished() {
-            self.wake_consumer(deferred);
+        if self.engine.is_finished() {
+            self.port.wake_consumer(deferred);
         }
     }
+}
 
-    /// Takes the parked consumer's waker, to be woken after the lock, unless
-    /// this section took it already (a second take would find `None` and
-    /// lose the first).
-    fn wake_consumer(&mut self, deferred: &mut Deferred<R>) {
-        if deferred.consumer.is_none() {
-            deferred.consumer = self.consumer.take();
-        }
-    }
+/// What the stream's `Drop` takes out of the state once it cancelled, besides
+/// the held outcomes: all user types, or what points back at the state.
+pub(super) struct Untaken<R: SendSpec> {
+    /// `try_bounded`'s error, not yielded yet.
+    pub(super) error: Option<R::Error>,
+    /// A panic not re-raised yet (its payload is a user type).
+    pub(super) failure: Option<Failure>,
+    /// The handles' settings point back at this state (weakly; under loom,
+    /// whose `Arc` has no weak count, strongly).
+    pub(super) settings: Option<std::sync::Arc<crate::limits::Settings>>,
 }

@@ -8,10 +8,10 @@ use std::task::{Context, Poll};
 
 use pin_project_lite::pin_project;
 
-use super::run::Run;
 use super::shared::Shared;
-use super::state::{Failure, Next, Started};
+use super::state::{Failure, Next};
 use super::tasks::TaskHandle;
+use crate::engine::{SendSpec, Start, Started};
 use crate::sync::Arc;
 
 /// How many items one poll of a worker task may start before it yields to the
@@ -21,7 +21,7 @@ const STARTS_PER_POLL: usize = 32;
 
 pin_project! {
     /// One worker task, as handed to the [`Spawner`](super::Spawner).
-    pub(super) struct Worker<R: Run> {
+    pub(super) struct Worker<R: SendSpec> {
         shared: Arc<Shared<R>>,
         handle: Arc<TaskHandle>,
         index: usize,
@@ -35,7 +35,7 @@ pin_project! {
         finished: bool,
     }
 
-    impl<R: Run> PinnedDrop for Worker<R> {
+    impl<R: SendSpec> PinnedDrop for Worker<R> {
         fn drop(this: Pin<&mut Self>) {
             let mut this = this.project();
             // Dropped unfinished and not cancelled: the executor gave up on it.
@@ -51,7 +51,7 @@ pin_project! {
     }
 }
 
-impl<R: Run> Worker<R> {
+impl<R: SendSpec> Worker<R> {
     pub(super) fn new(shared: Arc<Shared<R>>, handle: Arc<TaskHandle>, index: usize) -> Self {
         Self {
             shared,
@@ -65,7 +65,7 @@ impl<R: Run> Worker<R> {
     }
 }
 
-impl<R: Run> Future for Worker<R> {
+impl<R: SendSpec> Future for Worker<R> {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
@@ -81,7 +81,7 @@ impl<R: Run> Future for Worker<R> {
             // the source log inside it, as they would in place.
             let _span = this.shared.span().enter();
             let run = panic::catch_unwind(AssertUnwindSafe(|| {
-                run(
+                work(
                     this.shared,
                     this.handle,
                     *this.index,
@@ -122,7 +122,7 @@ impl<R: Run> Future for Worker<R> {
 /// hands its output over and takes the next item in the same lock section, and
 /// polls that one at once. Returns `Pending` when the future is pending, the
 /// task parks or yields, and `Ready` once the stream is cancelled.
-fn run<R: Run>(
+fn work<R: SendSpec>(
     shared: &Arc<Shared<R>>,
     handle: &TaskHandle,
     index: usize,
@@ -160,7 +160,7 @@ fn run<R: Run>(
                 // is dropped by the unwind.
                 running.set(None);
                 let (next, handed_off) = Shared::section_handing_off(shared, |state| {
-                    state.complete(index, *position, *started, output, cx)
+                    state.complete(index, (*position, *started), output, cx)
                 });
                 match next {
                     Ok(next) => (next, handed_off),
@@ -174,7 +174,11 @@ fn run<R: Run>(
             None => Shared::section_handing_off(shared, |state| state.find_work(index, cx)),
         };
         match next {
-            Next::Run(at, at_time, future) => {
+            Next::Start(Start {
+                position: at,
+                started: at_time,
+                future,
+            }) => {
                 *position = at;
                 *started = at_time;
                 running.set(Some(future));

@@ -5,7 +5,9 @@
 //! 50 000 for large budgets) through the same budgets performs the same
 //! number of allocations: none per item; with
 //! every per-item opt-in on too (`try_bounded`, `max_wait`, `timed`,
-//! `adaptive`: contract points 21, 23, 24, 26). Small budgets, and budgets
+//! `adaptive`: contract points 21, 23, 24, 26), and with the time budgets
+//! (items' own deadlines, a timer, a rate that binds and a run deadline:
+//! points 31 to 34). Small budgets, and budgets
 //! above 1 024 (where an old design's queue allocated a block per 31 items),
 //! unordered and ordered.
 //!
@@ -31,7 +33,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
-use bounded_buffered::{Aimd, BoundedStreamExt, Stats};
+use bounded_buffered::{Aimd, BoundedStreamExt, Deadline, Stats};
 use futures::FutureExt;
 use futures::stream::{self, Stream, StreamExt};
 use support::{Driven, Mode, OrderedIf, both_modes, drive, yield_then};
@@ -62,6 +64,54 @@ enum Settings {
     /// count, says nothing allocates by how run times fall (a controller's
     /// storage); and no run can pass or fail by chance.
     AllOptIns { jittery: bool },
+    /// `bounded` with the time budgets (contract points 31 to 34): items'
+    /// own deadlines, a timer on a ticking clock, a start rate that binds
+    /// (a start every 5 µs of a clock that ticks 1 µs a reading, bursts of
+    /// 4) and a run deadline a day away. The timer's sleep is armed and
+    /// re-armed, and the rate waits, item after item.
+    TimeBudgets,
+}
+
+/// A timer on the steady ticking clock: a sleep is ready once the clock
+/// reached its instant, and wakes its task at once otherwise (the clock
+/// moves only as it is read), unless its instant is more than a second
+/// away (the run's deadline, a day off): that one never fires here.
+#[derive(Clone)]
+struct TickingTimer(std::sync::Arc<dyn Fn() -> Instant + Send + Sync>);
+
+struct TickingSleep {
+    now: std::sync::Arc<dyn Fn() -> Instant + Send + Sync>,
+    at: Instant,
+}
+
+impl Future for TickingSleep {
+    type Output = ();
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<()> {
+        let now = (self.now)();
+        if now >= self.at {
+            return Poll::Ready(());
+        }
+        if self.at - now < Duration::from_secs(1) {
+            cx.waker().wake_by_ref();
+        }
+        Poll::Pending
+    }
+}
+
+impl bounded_buffered::Timer for TickingTimer {
+    type Sleep = TickingSleep;
+
+    fn now(&self) -> Instant {
+        (self.0)()
+    }
+
+    fn sleep_until(&self, at: Instant) -> TickingSleep {
+        TickingSleep {
+            now: std::sync::Arc::clone(&self.0),
+            at,
+        }
+    }
 }
 
 /// Allocations made while building the stream and draining `items` items
@@ -94,12 +144,28 @@ fn allocations_for(
             };
             drain(drive!(mode, stream), window, id)
         }
+        Settings::TimeBudgets => {
+            let timer = TickingTimer(std::sync::Arc::new(ticking(false)));
+            let far = Instant::now() + Duration::from_secs(86_400);
+            let stream = source(items)
+                .map(move |job| Deadline::new(far, job))
+                .bounded(workers, waiting)
+                .ordered_if(window)
+                .item_deadlines()
+                .timer(timer)
+                .rate(1, Duration::from_micros(5))
+                .burst(4)
+                .deadline(far);
+            let id = |outcome: Result<u64, _>| outcome.expect("nothing is late");
+            drain(drive!(mode, stream), window, id)
+        }
     };
     let after = allocations();
     counting(false);
     assert_eq!(count, items);
     assert_eq!(sum, items * (items - 1) / 2);
-    assert!(stats.peak_active <= workers && stats.peak_waiting <= waiting);
+    // Items' own deadlines keep one waiting place, as keys do.
+    assert!(stats.peak_active <= workers && stats.peak_waiting <= waiting.max(1));
     (after - before, tasks)
 }
 
@@ -169,6 +235,7 @@ fn check(mode: Mode, budgets: (usize, usize, Option<usize>), (small, large): (u6
         Settings::Plain,
         Settings::AllOptIns { jittery: false },
         Settings::AllOptIns { jittery: true },
+        Settings::TimeBudgets,
     ];
     for settings in all {
         let (fewer, fewer_tasks) = allocations_for(mode, small, budgets, settings);

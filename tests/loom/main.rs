@@ -309,3 +309,54 @@ fn self_wake_racing_a_wake_from_another_thread_is_not_lost() {
         assert_eq!(out, [0, 1]);
     });
 }
+
+/// Expiry at pickup while the consumer is parked, in place: item 0 runs,
+/// item 1 waits; another thread moves the clock past `max_wait`, then opens
+/// item 0's gate, which wakes the parked consumer. Its poll completes item 0
+/// and picks item 1 up: if pulled before the clock moved, it comes back
+/// expired (having waited exactly as long as the clock moved), never started.
+#[test]
+fn an_item_expiring_at_the_front_while_the_consumer_parks_comes_back() {
+    model("in place: expiry at pickup, consumer parked", || {
+        let start = std::time::Instant::now();
+        let millis = Arc::new(loom::sync::atomic::AtomicU64::new(0));
+        let gate = Gate::new(0, 1);
+        let items = {
+            let gate = Arc::clone(&gate);
+            stream::iter(0..2usize).map(move |id| {
+                let gate = (id == 0).then(|| Arc::clone(&gate));
+                async move {
+                    if let Some(gate) = gate {
+                        GateFuture(gate).await;
+                    }
+                    id
+                }
+            })
+        };
+        let reading = Arc::clone(&millis);
+        let stream = items
+            .bounded(1, 1)
+            .max_wait(std::time::Duration::from_millis(5))
+            .clock(move || {
+                let now = reading.load(std::sync::atomic::Ordering::SeqCst);
+                start + std::time::Duration::from_millis(now)
+            });
+        let mover = {
+            let (millis, gate) = (Arc::clone(&millis), Arc::clone(&gate));
+            thread::spawn(move || {
+                millis.fetch_add(10, std::sync::atomic::Ordering::SeqCst);
+                gate.open();
+            })
+        };
+        let out = drain(stream, |_| {});
+        mover.join().unwrap();
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0].as_ref().ok(), Some(&0));
+        // Pulled after the clock moved (the other thread ran first), item 1
+        // waited no time and ran.
+        match &out[1] {
+            Ok(id) => assert_eq!(*id, 1),
+            Err(expired) => assert_eq!(expired.waited(), std::time::Duration::from_millis(10)),
+        }
+    });
+}

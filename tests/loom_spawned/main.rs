@@ -539,3 +539,213 @@ fn taking_a_rejection_lets_the_tasks_pull_again() {
         assert_eq!(threads.join_all(), 1);
     });
 }
+
+/// A clock the model drives: a fixed start plus the milliseconds another
+/// thread adds.
+#[derive(Clone)]
+struct ModelClock {
+    start: std::time::Instant,
+    millis: Arc<loom::sync::atomic::AtomicU64>,
+}
+
+impl ModelClock {
+    fn new() -> Self {
+        Self {
+            start: std::time::Instant::now(),
+            millis: Arc::default(),
+        }
+    }
+
+    fn now(&self) -> std::time::Instant {
+        let millis = self.millis.load(std::sync::atomic::Ordering::SeqCst);
+        self.start + std::time::Duration::from_millis(millis)
+    }
+
+    fn advance(&self, millis: u64) {
+        self.millis
+            .fetch_add(millis, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Expiry at pickup while the consumer is parked: one worker runs item 0,
+/// item 1 waits; another thread moves the clock past `max_wait` and then
+/// lets item 0 finish. The task that completes item 0 picks item 1 up in the
+/// same lock section and, if it was pulled before the clock moved, hands it
+/// back expired instead of starting it, and wakes the parked consumer for
+/// it. Every item comes back once, no wake is lost, and an expired item
+/// waited exactly as long as the clock moved.
+#[test]
+fn an_item_expiring_at_the_front_while_the_consumer_parks_reaches_it() {
+    model("expiry at pickup, consumer parked", || {
+        let threads = Threads::default();
+        let clock = ModelClock::new();
+        let gate = Arc::new(Gate::default());
+        let items = {
+            let gate = Arc::clone(&gate);
+            stream::iter(0..2usize).map(move |id| {
+                let gate = Arc::clone(&gate);
+                Box::pin(async move {
+                    if id == 0 {
+                        std::future::poll_fn(|cx| gate.poll_open(cx)).await;
+                    }
+                    id
+                }) as BoxFuture<'static, usize>
+            })
+        };
+        let reading = clock.clone();
+        let stream = items
+            .bounded(1, 1)
+            .max_wait(std::time::Duration::from_millis(5))
+            .clock(move || reading.now())
+            .spawn_on(threads.spawner());
+        let mover = {
+            let (clock, gate) = (clock.clone(), Arc::clone(&gate));
+            thread::spawn(move || {
+                clock.advance(10);
+                gate.open();
+            })
+        };
+        let out = drain(stream, |_| {});
+        mover.join().unwrap();
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0].as_ref().ok(), Some(&0), "item 0 completes first");
+        match &out[1] {
+            Ok(id) => assert_eq!(*id, 1),
+            Err(expired) => assert_eq!(expired.waited(), std::time::Duration::from_millis(10)),
+        }
+        threads.join_all();
+    });
+}
+
+/// A timer on a [`ModelClock`]: a sleep completes once the clock reached its
+/// instant, checked and registered under one lock, so that a thread that
+/// moves the clock and then fires the timer never misses a sleeper.
+#[derive(Clone)]
+struct ModelTimer {
+    clock: ModelClock,
+    sleepers: Arc<Mutex<Vec<Waker>>>,
+}
+
+impl ModelTimer {
+    fn new(clock: ModelClock) -> Self {
+        Self {
+            clock,
+            sleepers: Arc::default(),
+        }
+    }
+
+    /// Moves the clock, then wakes every sleeper.
+    fn advance(&self, millis: u64) {
+        self.clock.advance(millis);
+        let sleepers = std::mem::take(&mut *self.sleepers.lock().unwrap());
+        for sleeper in sleepers {
+            sleeper.wake();
+        }
+    }
+}
+
+struct ModelSleep {
+    timer: ModelTimer,
+    at: std::time::Instant,
+}
+
+impl Future for ModelSleep {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let mut sleepers = self.timer.sleepers.lock().unwrap();
+        if self.timer.clock.now() >= self.at {
+            return Poll::Ready(());
+        }
+        sleepers.push(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+impl bounded_buffered::Timer for ModelTimer {
+    type Sleep = ModelSleep;
+
+    fn now(&self) -> std::time::Instant {
+        self.clock.now()
+    }
+
+    fn sleep_until(&self, at: std::time::Instant) -> ModelSleep {
+        ModelSleep {
+            timer: self.clone(),
+            at,
+        }
+    }
+}
+
+/// The run's deadline fires while a worker task completes: one worker runs
+/// item 0, item 1 waits; a thread moves the clock to the deadline and fires
+/// the timer (the alarm task stops the run), then lets item 0 finish (its
+/// task hands the output over and may start item 1). Whatever
+/// comes first, every item pulled comes back exactly once (item 0 done or
+/// cancelled, item 1 done or late; nothing is pulled if the timer fires
+/// before the first poll), the deadline's outcome comes last if the run was
+/// stopped, no wake is lost, and the alarm task ends with the run.
+#[test]
+fn the_deadline_firing_while_a_worker_completes_loses_nothing() {
+    use bounded_buffered::Unfinished;
+
+    model("deadline and completion", || {
+        let threads = Threads::default();
+        let clock = ModelClock::new();
+        let timer = ModelTimer::new(clock.clone());
+        let gate = Arc::new(Gate::default());
+        let items = {
+            let gate = Arc::clone(&gate);
+            stream::iter(0..2usize).map(move |id| {
+                let gate = Arc::clone(&gate);
+                Box::pin(async move {
+                    if id == 0 {
+                        std::future::poll_fn(|cx| gate.poll_open(cx)).await;
+                    }
+                    id
+                }) as BoxFuture<'static, usize>
+            })
+        };
+        let deadline = clock.now() + std::time::Duration::from_millis(10);
+        let stream = items
+            .bounded(1, 1)
+            .timer(timer.clone())
+            .deadline(deadline)
+            .spawn_on(threads.spawner());
+        // One thread fires the timer, then lets item 0 finish: the alarm
+        // task's section and the worker's completion race all the same.
+        let mover = {
+            let gate = Arc::clone(&gate);
+            thread::spawn(move || {
+                timer.advance(10);
+                gate.open();
+            })
+        };
+        let out = drain(stream, |_| {});
+        mover.join().unwrap();
+        let mut seen = [0; 2];
+        let mut stopped = false;
+        for (at, outcome) in out.iter().enumerate() {
+            let id = match outcome {
+                Ok(id) => *id,
+                Err(Unfinished::Cancelled(item)) => item.position() as usize,
+                Err(Unfinished::Late(item)) => item.position() as usize,
+                Err(Unfinished::Deadline(_)) => {
+                    assert_eq!(at, out.len() - 1, "the deadline last");
+                    stopped = true;
+                    continue;
+                }
+                Err(other) => panic!("unexpected {other}"),
+            };
+            seen[id] += 1;
+        }
+        // Each item pulled comes back once; the timer may fire before the
+        // first pull, and then nothing is pulled at all.
+        assert!(seen[0] <= 1 && seen[1] <= seen[0], "{out:?}");
+        if !stopped {
+            assert_eq!(seen, [1, 1], "{out:?}");
+            assert!(out.iter().all(Result::is_ok), "{out:?}");
+        }
+        threads.join_all();
+    });
+}

@@ -11,3 +11,4 @@ mod verify_expiry;
 mod verify_fail_fast;
 mod verify_limits;
 mod verify_props;
+mod verify_time;

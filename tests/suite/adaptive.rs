@@ -14,7 +14,7 @@
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
 
-use bounded_buffered::{BoundedStreamExt, Controller, Sample};
+use bounded_buffered::{BoundedStreamExt, Controller, Keyed, Sample, Shed};
 use futures::{StreamExt, TryStreamExt, stream};
 use support::{Gates, advance, both_modes, drive, fed_source, ms, now, poll_once};
 
@@ -191,6 +191,69 @@ both_modes! {
         assert_eq!(heard.len(), 5);
         assert!(heard.iter().all(|sample| !sample.saturated), "{heard:?}");
         assert_eq!(run.stats().workers_limit, 4);
+    }
+
+    /// Points 26, 27 and 29: whether the limit was reached is decided by the
+    /// rule the stream starts items by. Ordered with shedding, a rejection
+    /// held takes no place in the window, so two items running in a window
+    /// of three, with three workers, leave room: not reached.
+    fn saturation_is_the_streams_own_start_rule(mode) {
+        support::reset_clock();
+        let gates = Gates::new();
+        let controller = Scripted::new(3, &[]);
+        let keys = ['a', 'b', 'a', 'c'];
+        let source = gates
+            .source(keys.len())
+            .enumerate()
+            .map(move |(id, gate)| Keyed::new(keys[id], gate));
+        let mut run = drive!(
+            mode,
+            source
+                .bounded(3, 1)
+                .ordered(3)
+                .per_key(1)
+                .shed(Shed::Newest)
+                .adaptive(controller.clone(), |_: &usize| false)
+                .clock(now)
+        );
+        // Items 0 (a) and 1 (b) run; 2 (a) waits for its key, filling the one
+        // waiting place; 3 (c), pulled past the full queue and beyond the
+        // window, is handed back, held at its position behind them.
+        assert!(run.take_ready().is_empty());
+        let stats = run.stats();
+        assert_eq!((stats.active, stats.waiting, stats.held, stats.rejected), (2, 1, 1, 1));
+        gates.open(1);
+        let _ = run.take_ready();
+        let heard = controller.heard();
+        assert_eq!(heard.len(), 1);
+        assert!(!heard[0].saturated, "a start was free: {:?}", heard[0]);
+    }
+
+    /// Points 26 and 34: with a rate, both hold, and a start the rate alone
+    /// refuses is not the limit reached: more workers would not start more.
+    fn a_start_the_rate_refuses_is_not_saturation(mode) {
+        support::reset_clock();
+        support::reset_timers();
+        let gates = Gates::new();
+        let controller = Scripted::new(3, &[]);
+        let mut run = drive!(
+            mode,
+            gates
+                .source(10)
+                .bounded(3, 2)
+                .timer(support::HandTimer)
+                .rate(1, std::time::Duration::from_secs(1))
+                .adaptive(controller.clone(), |_: &usize| false)
+        );
+        // One token: item 0 runs, two workers free, items 1 and 2 wait.
+        assert!(run.take_ready().is_empty());
+        assert_eq!((gates.started(), run.stats().waiting), (1, 2));
+        gates.open(0);
+        assert_eq!(run.take_ready(), [0]);
+        let heard = controller.heard();
+        assert_eq!(heard.len(), 1);
+        assert!(!heard[0].saturated, "the rate, not the workers: {:?}", heard[0]);
+        assert_eq!(gates.started(), 1, "no token yet");
     }
 
     /// Points 5 and 26: ordered, a full window counts as the limit reached.

@@ -10,14 +10,14 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use bounded_buffered::{BoundedBuffered, BoundedStreamExt};
+use bounded_buffered::{BoundedBuffered, BoundedStreamExt, Keyed, Weighted};
 use futures::stream::{self, BoxStream, FusedStream, Stream};
 use futures::{StreamExt, executor::block_on};
 use support::{
-    Driven, Gate, Gates, OrderedIf, StepExecutor, both_modes, counted, drain_ready, drive,
-    fed_source, fresh_stats, poll_once,
+    Driven, Gate, Gates, HandTimer, OrderedIf, StepExecutor, both_modes, counted, drain_ready,
+    drive, fed_source, fresh_stats, poll_once,
 };
 
 fn assert_send<T: Send>() {}
@@ -418,4 +418,121 @@ fn bad_input_panics_at_the_callers_line() {
     let line = line!() + 1;
     let at = panic_location(|| drop(late_spawn_on.spawn_on(spawner)));
     assert_eq!(at, here(line), "spawn_on after the first poll");
+
+    // The budgets of keys and weights: 0 could never start or pull anything.
+    let keyed = || stream::iter([Keyed::new(0, std::future::ready(()))]).bounded(1, 1);
+    let weighted = || stream::iter([Weighted::new(1, std::future::ready(()))]).bounded(1, 1);
+    let line = line!() + 1;
+    let at = panic_location(|| drop(keyed().per_key(0)));
+    assert_eq!(at, here(line), "per_key(0)");
+    let line = line!() + 1;
+    let at = panic_location(|| drop(weighted().max_running_weight(0)));
+    assert_eq!(at, here(line), "max_running_weight(0)");
+    let line = line!() + 1;
+    let at = panic_location(|| drop(weighted().max_waiting_weight(0)));
+    assert_eq!(at, here(line), "max_waiting_weight(0)");
+
+    // The time budgets (point 31 to 34): a deadline or a rate with no timer
+    // to wake the stream, a rate or burst that could never start anything,
+    // and two notions of now.
+    let second = Duration::from_secs(1);
+    let line = line!() + 1;
+    let at = panic_location(|| drop(fresh().deadline(Instant::now())));
+    assert_eq!(at, here(line), "deadline without a timer");
+    let line = line!() + 1;
+    let at = panic_location(|| drop(fresh().rate(1, second)));
+    assert_eq!(at, here(line), "rate without a timer");
+    let line = line!() + 1;
+    let at = panic_location(|| drop(fresh().timer(HandTimer).rate(0, second)));
+    assert_eq!(at, here(line), "rate(0, _)");
+    let line = line!() + 1;
+    let at = panic_location(|| drop(fresh().timer(HandTimer).rate(1, Duration::ZERO)));
+    assert_eq!(at, here(line), "rate(_, 0)");
+    let line = line!() + 1;
+    let at = panic_location(|| drop(fresh().timer(HandTimer).rate(1, second).burst(0)));
+    assert_eq!(at, here(line), "burst(0)");
+    let line = line!() + 1;
+    let at = panic_location(|| drop(fresh().timer(HandTimer).burst(2)));
+    assert_eq!(at, here(line), "burst without a rate");
+    let line = line!() + 1;
+    let at = panic_location(|| drop(fresh().clock(Instant::now).timer(HandTimer)));
+    assert_eq!(at, here(line), "timer after clock");
+    let line = line!() + 1;
+    let at = panic_location(|| drop(fresh().timer(HandTimer).clock(Instant::now)));
+    assert_eq!(at, here(line), "clock after timer");
+    let limits = fresh().limits();
+    let line = line!() + 1;
+    let at = panic_location(|| limits.set_rate(1, second));
+    assert_eq!(at, here(line), "set_rate on a stream without a rate");
+    let limits = fresh().timer(HandTimer).rate(1, second).limits();
+    let line = line!() + 1;
+    let at = panic_location(|| limits.set_rate(0, second));
+    assert_eq!(at, here(line), "set_rate(0, _)");
+}
+
+/// Point 15: `Debug` names where the run is, the same in both modes:
+/// running, closing once `close` was called, failed from the error on (also
+/// once it was yielded), and ended once the stream returned `None`.
+#[test]
+fn debug_names_where_the_run_is_in_both_modes() {
+    let failing = || {
+        stream::iter(0..3u32)
+            .map(|n| Ok::<_, u32>(async move { if n == 1 { Err(n) } else { Ok(n) } }))
+    };
+    let closing = || {
+        stream::iter(0..3u32)
+            .map(|n| async move { n })
+            .bounded(1, 0)
+    };
+    let expected = ["Running", "Failed", "Ended"];
+
+    // In place.
+    assert_eq!(states(failing().try_bounded(1, 0), || {}), expected);
+    let stream = closing();
+    stream.close();
+    assert_eq!(state_of(&stream), "Closing");
+
+    // Spawned.
+    let stepper = std::cell::RefCell::new(StepExecutor::new());
+    let spawner = stepper.borrow().spawner();
+    let run = failing().try_bounded(1, 0).spawn_on(spawner);
+    assert_eq!(
+        states(run, || stepper.borrow_mut().run_until_stalled()),
+        expected
+    );
+    let stream = closing().spawn_on(stepper.borrow().spawner());
+    stream.close();
+    assert_eq!(state_of(&stream), "Closing");
+}
+
+/// The `state` a stream's `Debug` shows.
+fn state_of(stream: &impl std::fmt::Debug) -> String {
+    let debug = format!("{stream:?}");
+    let at = debug.find("state: ").expect("a state") + "state: ".len();
+    debug[at..]
+        .split([',', ' '])
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// The state before the first poll, after each outcome (`Ok` then `Err`),
+/// and after the end; `settle` runs the stream's tasks, if any, before each
+/// poll.
+fn states<S>(mut stream: S, mut settle: impl FnMut()) -> Vec<String>
+where
+    S: Stream<Item = Result<u32, u32>> + Unpin + std::fmt::Debug,
+{
+    let mut seen = vec![state_of(&stream)];
+    loop {
+        settle();
+        match poll_once(&mut stream) {
+            Poll::Ready(Some(_)) => seen.push(state_of(&stream)),
+            Poll::Ready(None) => break,
+            Poll::Pending => {}
+        }
+    }
+    seen.push(state_of(&stream));
+    seen.remove(1); // after `Ok(0)`, the error may or may not be seen yet
+    seen
 }

@@ -92,7 +92,7 @@ impl Drop for Loud {
     }
 }
 
-/// A future whose destructor panics (issue 19's `Bad`), pending forever; or,
+/// A future whose destructor panics (the `Bad` of a fixed bug), pending forever; or,
 /// made `ready`, one that completes at once with a [`Loud`] output and drops
 /// quietly itself.
 struct Bad {

@@ -26,7 +26,7 @@ use futures::{FutureExt, StreamExt, TryStreamExt};
 use support::{
     Case, Driven, Failures, Fault, Gates, Got, INJECTED, Mode, OrderedIf, Rng, TryOutput, Watchdog,
     both_modes, caught, check_ended_on_tokio, counted, drive, drop_and_check, fed_source,
-    quiet_injected_panics, tokio_multi_thread,
+    quiet_injected_panics, tokio_multi_thread, yield_now,
 };
 
 /// A fallible case in one mode, with its gates.
@@ -578,6 +578,38 @@ both_modes! {
         assert!(lower <= items, "size_hint promised at least {lower} items; got {items}");
     }
 
+    /// Points 15 and 21: once the run failed, `size_hint` is exact, and the
+    /// same in both modes: the held outputs the error lets through, then the
+    /// error.
+    fn size_hint_after_the_error_is_exact(mode) {
+        // Items 0 to 2 are ready; item 3 fails after one yield.
+        let source = futures::stream::iter(0..4u32).map(|n| {
+            Ok::<_, u32>(async move {
+                if n == 3 {
+                    yield_now().await;
+                    return Err(n);
+                }
+                Ok(n)
+            })
+        });
+        let mut run = drive!(mode, source.try_bounded(4, 0));
+        let mut taken = 0;
+        while taken < 2 {
+            match run.poll() {
+                Poll::Ready(Some(Ok(_))) => taken += 1,
+                Poll::Pending => {}
+                other => panic!("an output first: {other:?}"),
+            }
+        }
+        // One output left to yield before the error.
+        assert_eq!(run.size_hint(), (2, Some(2)));
+        assert!(matches!(run.poll(), Poll::Ready(Some(Ok(_)))));
+        assert_eq!(run.size_hint(), (1, Some(1)));
+        assert_eq!(run.poll(), Poll::Ready(Some(Err(3))));
+        assert_eq!(run.size_hint(), (0, Some(0)));
+        assert_eq!(run.poll(), Poll::Ready(None));
+    }
+
     /// Point 21 with 10 and 20: a destructor that panics while the error's
     /// cancellation drops a running future. In place the panic comes out of
     /// the consumer's poll instead of the error (point 10), and the stream
@@ -875,7 +907,7 @@ fn in_place_without_an_error_try_collect_gets_every_output_in_order() {
 /// task 0 takes item 0, spawns task 1 and yields before polling item 0; task
 /// 1 takes item 1 and polls it. The raise finds no task idle, so busy task 0
 /// is sent to pull ahead; its poll here meets the failure, in the refill
-/// path, after its last lock section (issue 19's case).
+/// path, after its last lock section (the case of a start after the error).
 fn pull_ahead_into_the_failure<T>(run: &mut Driven<'_, T>, gates: &Gates) {
     let limits = run.limits();
     if !run.mode().is_spawned() {

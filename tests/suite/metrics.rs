@@ -13,12 +13,14 @@
 //! steps, and each test has a recorder of its own (`Recorded::scope`, a
 //! thread-local recorder while the stream is built).
 
+use std::task::Poll;
+
 use bounded_buffered::{BoundedStreamExt, Keyed, Shed, Weighted};
 use futures::{Stream, StreamExt, stream};
 use metrics::Unit;
 use support::{
-    Driven, Gate, Gates, OrderedIf, Recorded, advance, both_modes, drive, ms, nanos, now,
-    reset_clock,
+    Driven, Gate, Gates, HandTimer, OrderedIf, Recorded, advance, advance_timers, both_modes,
+    drive, ms, nanos, now, reset_clock, reset_timers,
 };
 
 use crate::adaptive::Scripted;
@@ -199,6 +201,42 @@ both_modes! {
         assert_eq!(recorded.gauge("bounded_workers_limit", "adaptive"), Some(Some(1.0)));
     }
 
+    /// Points 25 and 30: the limit gauges and the change counter show the
+    /// limits `stats()` reports as soon as a handle changes them: before the
+    /// first poll, between two polls (in place the stream applies a change at
+    /// its next poll, and reports it at once) and after the end.
+    fn the_limit_gauges_follow_stats_at_once(mode) {
+        let recorded = Recorded::new();
+        let gates = Gates::new();
+        let mut run = drive!(mode, recorded.scope(|| gates.source(4).bounded(2, 1).metrics("moved")));
+        let limits = run.limits();
+        let shown = |run: &Driven<'_, usize>| {
+            let stats = run.stats();
+            let gauge = |name| recorded.gauge(name, "moved").flatten().map(|value| value as usize);
+            assert_eq!(gauge("bounded_workers_limit"), Some(stats.workers_limit));
+            assert_eq!(gauge("bounded_waiting_limit"), Some(stats.waiting_limit));
+            (stats.workers_limit, stats.waiting_limit)
+        };
+        assert_eq!(shown(&run), (2, 1));
+        limits.set_workers(3);
+        assert_eq!(shown(&run), (3, 1), "before the first poll");
+        assert_eq!(changes(&recorded, "moved", "workers", "up"), Some(1));
+
+        assert!(run.take_ready().is_empty());
+        limits.set_workers(1);
+        limits.set_waiting(0);
+        assert_eq!(shown(&run), (1, 0), "between two polls");
+        assert_eq!(changes(&recorded, "moved", "workers", "down"), Some(1));
+        assert_eq!(changes(&recorded, "moved", "waiting", "down"), Some(1));
+
+        gates.open_all();
+        assert_eq!(run.take_to_end().len(), 4);
+        limits.set_workers(5);
+        assert_eq!(shown(&run), (5, 0), "after the end");
+        assert_eq!(changes(&recorded, "moved", "workers", "up"), Some(2));
+        recorded.check("moved", &run.stats(), None, false);
+    }
+
     /// Points 21, 23, 29 and 30: expired, rejected and failed items are
     /// counted as they happen.
     fn expired_rejected_and_failed_items_are_counted(mode) {
@@ -240,9 +278,45 @@ both_modes! {
         recorded.check("failing", &run.stats(), None, false);
     }
 
+    /// Points 30, 32 and 34: late and cancelled items, a run stopped at its
+    /// deadline and the time starts waited for tokens are counted as they
+    /// happen, equal to `stats()` once the stream is at rest.
+    fn deadlines_and_the_rate_are_counted(mode) {
+        reset_clock();
+        reset_timers();
+        let recorded = Recorded::new();
+        let gates = Gates::new();
+        let mut run = drive!(
+            mode,
+            recorded.scope(|| {
+                gates.source(10)
+                    .bounded(2, 2)
+                    .timer(HandTimer)
+                    .rate(100, std::time::Duration::from_secs(1))
+                    .deadline(now() + ms(15))
+                    .metrics("timed_budgets")
+            })
+        );
+        assert!(run.take_ready().is_empty());
+        advance_timers(ms(10));
+        assert!(run.take_ready().is_empty());
+        recorded.check("timed_budgets", &run.stats(), None, false);
+        advance_timers(ms(5));
+        let outcomes = run.take_to_end();
+        let stats = run.stats();
+        assert_eq!(outcomes.len(), 5, "2 cancelled, 2 late, the deadline");
+        assert_eq!((stats.cancelled, stats.late, stats.deadline_passed), (2, 2, true));
+        // Item 1 waited 10 ms for its token; then both workers were busy.
+        assert_eq!(stats.rate_waited, ms(10));
+        recorded.check("timed_budgets", &stats, None, false);
+        drop(outcomes);
+        run.drop_stream();
+        gates.check_all_dropped_once();
+    }
+
     /// Point 30: updates are batched. A poll that changes nothing calls
-    /// nothing; in place, the completions of one poll are one increment;
-    /// spawned, each lock section publishes once (one completion each here).
+    /// nothing; what happens while the consumer takes one output after
+    /// another is published when it next waits, or sees the end.
     fn updates_are_batched(mode) {
         let recorded = Recorded::new();
         let gates = Gates::new();
@@ -256,7 +330,11 @@ both_modes! {
         gates.open_all();
         assert_eq!(run.take_to_end().len(), 4);
         let increments = recorded.calls_of("bounded_completed_total", "batched") - before;
-        assert_eq!(increments, if mode.is_spawned() { 4 } else { 1 });
+        // In place, the stream publishes when its poll ends pending or with
+        // the end: the four completions are one increment. Spawned, the
+        // section that wakes the waiting consumer publishes (one completion),
+        // and the rest come when the consumer sees the end.
+        assert_eq!(increments, if mode.is_spawned() { 2 } else { 1 });
         assert_eq!(recorded.counter("bounded_completed_total", "batched", ""), Some(4));
         recorded.check("batched", &run.stats(), None, false);
     }
@@ -328,6 +406,13 @@ fn every_name_is_described_with_its_unit() {
         ("bounded_expired_total", ("counter", count)),
         ("bounded_failed_total", ("counter", count)),
         ("bounded_rejected_total", ("counter", count)),
+        ("bounded_late_total", ("counter", count)),
+        ("bounded_cancelled_total", ("counter", count)),
+        ("bounded_deadlines_passed_total", ("counter", count)),
+        (
+            "bounded_rate_waited_nanoseconds_total",
+            ("counter", Some(Unit::Nanoseconds)),
+        ),
         ("bounded_limit_changes_total", ("counter", count)),
         ("bounded_wait_seconds", ("histogram", Some(Unit::Seconds))),
         ("bounded_run_seconds", ("histogram", Some(Unit::Seconds))),
@@ -350,4 +435,97 @@ fn metrics_after_the_first_poll_panics() {
         .bounded(1, 0);
     let _ = support::poll_once(&mut stream);
     let _ = stream.metrics("late");
+}
+
+/// Point 30: a builder call after `.metrics` that adds series (here
+/// `timed`'s histograms) registers them with the recorder `.metrics` did; if
+/// another recorder is current by then, it says so at the caller's line
+/// rather than sending them elsewhere.
+#[test]
+#[should_panic(
+    expected = "`timed` after `.metrics` must run with the recorder `.metrics` registered with"
+)]
+fn a_builder_call_after_metrics_with_another_recorder_panics() {
+    let recorded = Recorded::new();
+    let stream = recorded.scope(|| {
+        stream::iter(0..3u32)
+            .map(|n| async move { n })
+            .bounded(1, 0)
+            .metrics("scoped")
+    });
+    // The local recorder's scope has ended: the current one is another.
+    drop(stream.timed());
+}
+
+/// Point 30: in the same scope, the order of the builder calls does not
+/// matter; each series goes to the one recorder.
+#[test]
+fn builder_calls_after_metrics_in_its_scope_register_with_its_recorder() {
+    let recorded = Recorded::new();
+    let gates = Gates::new();
+    let run = recorded.scope(|| gates.source(2).bounded(1, 0).metrics("ordered").timed());
+    drop(run);
+    assert!(
+        recorded
+            .series()
+            .iter()
+            .any(|series| series.starts_with("bounded_run_seconds{stream=ordered"))
+    );
+}
+
+/// Point 30: labels of the caller's own, instead of `stream = name`.
+#[test]
+fn metrics_with_labels_labels_every_series_as_given() {
+    let recorded = Recorded::new();
+    let labels = [("pipeline", "imports"), ("tenant", "a")];
+    let mut stream = recorded.scope(|| {
+        stream::iter(0..3u32)
+            .map(|n| async move { n })
+            .bounded(2, 0)
+            .metrics_with_labels(&labels)
+    });
+    assert_eq!(support::drain_ready(&mut stream).len(), 3);
+    let series = recorded.series();
+    let completed = "bounded_completed_total{pipeline=imports,tenant=a}";
+    assert!(series.iter().any(|name| name == completed), "{series:?}");
+    assert!(
+        series.iter().all(|name| !name.contains("stream=")),
+        "{series:?}"
+    );
+}
+
+/// Point 30: while the consumer takes one output after another, the stream
+/// publishes every 64th poll, not every poll; the end publishes the rest.
+#[test]
+fn a_busy_consumer_has_the_stream_publish_every_64_polls() {
+    let recorded = Recorded::new();
+    let mut stream = recorded.scope(|| {
+        stream::iter(0..200u32)
+            .map(|n| async move { n })
+            .bounded(1, 0)
+            .metrics("busy")
+    });
+    let completed = || recorded.counter("bounded_completed_total", "busy", "");
+    for _ in 0..63 {
+        assert!(matches!(
+            support::poll_once(&mut stream),
+            Poll::Ready(Some(_))
+        ));
+    }
+    assert_eq!(
+        completed(),
+        Some(0),
+        "no publish while the consumer is busy"
+    );
+    assert!(matches!(
+        support::poll_once(&mut stream),
+        Poll::Ready(Some(_))
+    ));
+    assert_eq!(
+        completed(),
+        Some(stream.stats().completed),
+        "the 64th poll publishes"
+    );
+    while let Poll::Ready(Some(_)) = support::poll_once(&mut stream) {}
+    assert_eq!(completed(), Some(200), "the end publishes what is left");
 }

@@ -49,6 +49,25 @@ fn first<T>(run: &mut support::Driven<'_, T>) -> T {
     panic!("no output")
 }
 
+/// Takes the first rejection of a stream of `workers == 2, waiting == 0`
+/// whose items all block, and checks the bound of point 29 exactly: two
+/// running, `places` waiting, one rejection held beyond the consumer, and
+/// not one item more pulled however long the tasks run.
+fn one_place_and_the_allowance<T, R>(
+    mut run: support::Driven<'_, Result<T, R>>,
+    pulled: impl Fn() -> usize,
+    places: usize,
+) {
+    assert!(first(&mut run).is_err(), "the first outcome is a rejection");
+    let beyond = pulled() - 1;
+    assert_eq!(beyond, 2 + places + 1);
+    let stats = run.stats();
+    assert_eq!((stats.active, stats.waiting, stats.held), (2, places, 1));
+    assert_eq!(stats.waiting_limit, 0);
+    run.settle();
+    assert_eq!(pulled() - 1, beyond, "not one more");
+}
+
 both_modes! {
     /// Point 29: `Newest` hands back the item just pulled; the allowance
     /// (`max(waiting, 1)` untaken rejections) bounds the pulling exactly.
@@ -74,6 +93,34 @@ both_modes! {
         assert!((4..7).all(|id| !gates.is_started(id)), "a rejected item is never polled");
         run.drop_stream();
         gates.check_all_dropped_once();
+    }
+
+    /// Points 27 to 29: keys or weights keep one waiting place even with
+    /// `waiting == 0`, beside the rejection allowance of `max(waiting, 1)`:
+    /// with every future blocked the source has advanced exactly `workers + 2
+    /// × max(waiting, 1)` items beyond the consumer (`workers + waiting +
+    /// max(waiting, 1)` without keys or weights), and `stats().waiting` is 1
+    /// with a limit of 0.
+    fn with_keys_or_weights_one_place_waits_besides_the_allowance(mode) {
+        // Item 2 waits in the one place, item 3 is handed back and taken, item
+        // 4 is handed back and held: 2 + 1 + 1 beyond the consumer.
+        let gates = Gates::new();
+        let (source, pulled) = counted(gates.source(10));
+        let keyed = source.map(|gate| Keyed::new(gate.id(), gate));
+        let run = drive!(mode, keyed.bounded(2, 0).per_key(1).shed(Shed::Newest));
+        one_place_and_the_allowance(run, || pulled.pulled(), 1);
+
+        let gates = Gates::new();
+        let (source, pulled) = counted(gates.source(10));
+        let weighted = source.map(|gate| Weighted::new(1, gate));
+        let run = drive!(mode, weighted.bounded(2, 0).max_waiting_weight(4).shed(Shed::Newest));
+        one_place_and_the_allowance(run, || pulled.pulled(), 1);
+
+        // Without keys or weights there is no waiting place: 2 + 0 + 1.
+        let gates = Gates::new();
+        let (source, pulled) = counted(gates.source(10));
+        let run = drive!(mode, source.bounded(2, 0).shed(Shed::Newest));
+        one_place_and_the_allowance(run, || pulled.pulled(), 0);
     }
 
     /// Point 29: `Oldest` hands back the oldest waiting item, and the new one

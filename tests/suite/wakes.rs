@@ -22,7 +22,7 @@ use futures::executor::block_on;
 use futures::stream::{self, Stream, StreamExt};
 use support::{
     Driven, Gates, Rng, StepExecutor, WakeCount, Watchdog, both_modes, drive, fed_source,
-    yield_then,
+    poll_once, yield_then,
 };
 
 /// Polls to the end with nothing but the stream's own wakes to go on: each
@@ -81,6 +81,51 @@ impl Future for WokenTwiceInOnePoll {
             let waker = cx.waker().clone();
             thread::spawn(move || waker.wake()).join().unwrap();
             cx.waker().wake_by_ref();
+        }
+        Poll::Pending
+    }
+}
+
+/// Two futures that never finish; every poll of future 0 after its first
+/// wakes future 1 (as releasing a lock or sending on a channel would).
+#[derive(Clone, Default)]
+struct Pokes {
+    polls: Arc<[AtomicUsize; 2]>,
+    wakers: Arc<[Mutex<Option<Waker>>; 2]>,
+}
+
+impl Pokes {
+    fn future(&self, id: usize) -> Poke {
+        Poke {
+            id,
+            pokes: self.clone(),
+        }
+    }
+
+    fn polls(&self) -> [usize; 2] {
+        [0, 1].map(|id| self.polls[id].load(SeqCst))
+    }
+
+    fn wake(&self, id: usize) {
+        let waker = self.wakers[id].lock().unwrap().clone();
+        waker.expect("polled once").wake();
+    }
+}
+
+struct Poke {
+    id: usize,
+    pokes: Pokes,
+}
+
+impl Future for Poke {
+    type Output = usize;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
+        let Pokes { polls, wakers } = &self.pokes;
+        let polled = polls[self.id].fetch_add(1, SeqCst) + 1;
+        *wakers[self.id].lock().unwrap() = Some(cx.waker().clone());
+        if self.id == 0 && polled > 1 {
+            self.pokes.wake(1);
         }
         Poll::Pending
     }
@@ -424,6 +469,30 @@ both_modes! {
         let expected = if mode.is_spawned() { 1 } else { YIELDS / 128 };
         assert_eq!(pendings, expected, "{pendings} pending returns for {YIELDS} self-wakes");
     }
+}
+
+/// Point 7, in place: a wake that one future's poll sends to another, still
+/// waiting for its poll in the same pass, is answered by that poll: the next
+/// `poll_next` does not poll it again for nothing. (Spawned, the executor
+/// decides: a woken task may be polled before the one that wakes it again.)
+#[test]
+fn a_wake_for_a_future_about_to_be_polled_is_answered_by_that_poll() {
+    let pokes = Pokes::default();
+    let mut stream = stream::iter([pokes.future(0), pokes.future(1)]).bounded(2, 0);
+    assert!(poll_once(&mut stream).is_pending());
+    assert_eq!(pokes.polls(), [1, 1]);
+    // Both woken before the next poll, which polls 0 first (it started
+    // first); 0's poll then wakes 1 again, before 1 is polled: one poll
+    // answers both of 1's wakes.
+    pokes.wake(0);
+    pokes.wake(1);
+    assert!(poll_once(&mut stream).is_pending());
+    assert!(poll_once(&mut stream).is_pending());
+    assert_eq!(
+        pokes.polls(),
+        [2, 2],
+        "a wake already answered polled future 1 again"
+    );
 }
 
 /// Point 12 on a real executor, in place: four threads open every gate, in a

@@ -1,5 +1,7 @@
 //! How many cases a property test runs: `PROPTEST_CASES` if set, else the
-//! test's own default, in a debug build a quarter of it.
+//! test's own default, in a debug build a quarter of it, times
+//! `BB_PROPTEST_SCALE` if set (a deeper run of every property, each at its
+//! own scale: `BB_PROPTEST_SCALE=10` for ten times the cases).
 //!
 //! The quarter keeps the plain `cargo test` (a debug build, where a case
 //! costs many times what it does optimized) quick; every property still runs
@@ -18,7 +20,15 @@ pub fn cases(default: u32) -> u32 {
     std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|cases| cases.parse().ok())
-        .unwrap_or_else(|| build_default(default))
+        .unwrap_or_else(|| build_default(default).saturating_mul(scale()))
+}
+
+/// `BB_PROPTEST_SCALE`, or 1.
+fn scale() -> u32 {
+    std::env::var("BB_PROPTEST_SCALE")
+        .ok()
+        .and_then(|scale| scale.parse().ok())
+        .unwrap_or(1)
 }
 
 fn build_default(default: u32) -> u32 {

@@ -51,3 +51,81 @@ pub fn reset_clock() {
 pub fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
+
+thread_local! {
+    /// The wakers of the hand timer's sleeps that wait, with their times.
+    static SLEEPERS: std::cell::RefCell<Vec<(Instant, std::task::Waker)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+    /// How many sleeps the hand timer made, and how often one was polled.
+    static ARMS: Cell<u64> = const { Cell::new(0) };
+    static SLEEP_POLLS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// A [`Timer`](bounded_buffered::Timer) on the hand clock: its `now` is
+/// [`now`], and a sleep completes once [`advance_timers`] moved the clock to
+/// its time, waking its task then. Per thread, as the clock is.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HandTimer;
+
+/// A sleep of the [`HandTimer`].
+#[derive(Debug)]
+pub struct HandSleep {
+    at: Instant,
+}
+
+impl bounded_buffered::Timer for HandTimer {
+    type Sleep = HandSleep;
+
+    fn now(&self) -> Instant {
+        now()
+    }
+
+    fn sleep_until(&self, at: Instant) -> HandSleep {
+        ARMS.with(|arms| arms.set(arms.get() + 1));
+        HandSleep { at }
+    }
+}
+
+impl std::future::Future for HandSleep {
+    type Output = ();
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        SLEEP_POLLS.with(|polls| polls.set(polls.get() + 1));
+        if now() >= self.at {
+            return std::task::Poll::Ready(());
+        }
+        SLEEPERS.with(|sleepers| sleepers.borrow_mut().push((self.at, cx.waker().clone())));
+        std::task::Poll::Pending
+    }
+}
+
+/// [`advance`], then wakes every hand-timer sleep whose time came.
+pub fn advance_timers(by: Duration) {
+    advance(by);
+    let due: Vec<_> = SLEEPERS.with(|sleepers| {
+        let mut sleepers = sleepers.borrow_mut();
+        let now = *BASE + Duration::from_nanos(OFFSET.with(Cell::get));
+        let (due, waiting) = sleepers.drain(..).partition(|(at, _)| *at <= now);
+        *sleepers = waiting;
+        due
+    });
+    for (_, waker) in due {
+        waker.wake();
+    }
+}
+
+/// How many sleeps the hand timer made on this thread, and how often one
+/// was polled, since the last [`reset_timers`].
+pub fn timer_use() -> (u64, u64) {
+    (ARMS.with(Cell::get), SLEEP_POLLS.with(Cell::get))
+}
+
+/// Forgets the hand timer's sleepers and counts on this thread.
+pub fn reset_timers() {
+    SLEEPERS.with(|sleepers| sleepers.borrow_mut().clear());
+    ARMS.with(|arms| arms.set(0));
+    SLEEP_POLLS.with(|polls| polls.set(0));
+}

@@ -233,6 +233,16 @@ impl Recorded {
             ("bounded_completed_total", stats.completed),
             ("bounded_expired_total", stats.expired),
             ("bounded_rejected_total", stats.rejected),
+            ("bounded_late_total", stats.late),
+            ("bounded_cancelled_total", stats.cancelled),
+            (
+                "bounded_deadlines_passed_total",
+                u64::from(stats.deadline_passed),
+            ),
+            (
+                "bounded_rate_waited_nanoseconds_total",
+                u64::try_from(stats.rate_waited.as_nanos()).unwrap(),
+            ),
         ];
         for (name, expected) in counters {
             assert_eq!(
@@ -251,7 +261,20 @@ impl Recorded {
                 let values = self
                     .histogram(name, stream)
                     .unwrap_or_else(|| panic!("no {name}"));
-                assert_eq!(summary(&values), expected_summary(distribution), "{name}");
+                let (count, min, max, mean) = summary(&values);
+                let (expected_count, expected_min, expected_max, expected_mean) =
+                    expected_summary(distribution);
+                assert_eq!(count, expected_count, "{name}: every duration, once");
+                // Each duration is exported at the top of its bucket of the
+                // stream's own histogram: never below, at most 1/64 above.
+                for (what, exported, exact) in [
+                    ("min", min, expected_min),
+                    ("max", max, expected_max),
+                    ("mean", mean, expected_mean),
+                ] {
+                    let within = exported >= exact && exported <= exact + exact / 64;
+                    assert!(within, "{name} {what}: {exported:?} for {exact:?}");
+                }
             }
         }
     }

@@ -1,4 +1,4 @@
-//! What the two examples share: the size they run at, the median of their
+//! What the examples share: the size they run at, the median of their
 //! rounds, and the checks they print and exit on.
 
 use std::process::ExitCode;

@@ -1,5 +1,5 @@
 //! What the admission measurements share (`src/bin/`: `tenants`, `import`,
-//! `firehose`, `frontend`).
+//! `firehose`, `frontend`, `rate`).
 //!
 //! Every run is deterministic: it runs on a tokio current-thread runtime whose
 //! clock is paused (time moves only when every task waits on a timer, straight
@@ -96,6 +96,40 @@ impl Percentiles {
             max: samples[samples.len() - 1],
         }
     }
+}
+
+/// The most of `starts` (offsets from the run's start, sorted) in any window
+/// `[t, t + window)`, wherever it begins: the measure a start rate's bound
+/// is stated in ("at most `n + burst - 1` starts in any window of `per`").
+/// Half-open, as the bound is: a start exactly `window` after another is in
+/// the next window. The busiest window begins at a start (sliding one back
+/// to the start before it loses nothing), so only those are counted.
+pub fn most_in_any_window(starts: &[Duration], window: Duration) -> usize {
+    debug_assert!(starts.is_sorted(), "sorted starts");
+    let mut end = 0;
+    let mut most = 0;
+    for (begin, &from) in starts.iter().enumerate() {
+        while end < starts.len() && starts[end] < from + window {
+            end += 1;
+        }
+        most = most.max(end - begin);
+    }
+    most
+}
+
+/// The most of `starts` (offsets from the run's start) in one of the windows
+/// `[k · window, (k + 1) · window)`: what a meter that counts per whole
+/// second (a dashboard, a provider's quota counter) would show. At most
+/// [`most_in_any_window`], and usually less: a burst that straddles two such
+/// windows is split between them.
+pub fn most_in_aligned_windows(starts: &[Duration], window: Duration) -> usize {
+    let mut counts = std::collections::HashMap::<u128, usize>::new();
+    for start in starts {
+        *counts
+            .entry(start.as_nanos() / window.as_nanos())
+            .or_default() += 1;
+    }
+    counts.into_values().max().unwrap_or(0)
 }
 
 /// A duration in milliseconds, for the tables: `12.3 ms`, `4.56 s` past 10 s.

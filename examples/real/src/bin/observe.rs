@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use bounded_buffered::{BoundedStreamExt, Keyed, Stats, Weighted};
 use futures::{StreamExt, stream};
-use metrics_exporter_prometheus::PrometheusBuilder;
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
 use real::Checks;
 
 /// The stream's clock: tokio's, paused.
@@ -35,10 +35,14 @@ async fn main() -> ExitCode {
     let items = real::size(200) as u64;
     // Installed first: `.metrics(..)` registers with the recorder current
     // when it is called.
-    // Histograms with buckets (the exporter's default is a summary, whose
-    // quantiles come from a sketch over windows of real time).
+    // Histograms with the crate's suggested buckets (the exporter's default
+    // is a summary, whose quantiles come from a sketch over windows of real
+    // time).
     let scrape = PrometheusBuilder::new()
-        .set_buckets(&[0.005, 0.01, 0.02, 0.04, 0.08])
+        .set_buckets_for_metric(
+            Matcher::Prefix("bounded_".into()),
+            bounded_buffered::HISTOGRAM_BUCKETS,
+        )
         .expect("buckets given")
         .install_recorder()
         .expect("the process's only recorder");
