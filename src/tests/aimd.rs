@@ -37,7 +37,9 @@ fn sample(started: u64, run: u64, saturated: bool, overload: bool, in_flight: us
         run: Duration::from_micros(run),
         overload,
         saturated,
-        limit: 0,
+        // Higher than any in flight: whether the limit was reached is what
+        // `saturated` says.
+        limit: usize::MAX,
         in_flight,
     }
 }
@@ -340,10 +342,11 @@ fn back_pressure_while_measuring_starts_the_measurement_again() {
     for _ in 0..3 {
         feed.round(10);
     }
-    // A refusal just before the measurement completes: 32 x 0.9, 28, and
-    // what was measured at 32 is dropped.
+    // Refusals just before the measurement completes, more than the base
+    // rate explains: 32 x 0.9, 28, and what was measured at 32 is dropped.
     let t = feed.now;
-    feed.aimd.sample(&sample(t, MS, true, true, 32));
+    let refused = feed.until_decision(|_, _| sample(t, MS, true, true, 32));
+    assert!(refused.overload);
     assert_eq!(feed.limit(), 28);
     // At 28: the warm-up and a round, then three rounds' worth again.
     for _ in 0..3 {
@@ -550,8 +553,10 @@ fn back_pressure_backs_off_and_refusals_of_the_burst_lower_the_ceiling() {
     }
     feed.aimd.sample(&sample(t - MS, MS, true, true, 32));
     assert_eq!(feed.limit(), 27);
-    // A refusal of an item started after the back-off is new news.
-    feed.aimd.sample(&sample(t + 5 * MS, MS, true, true, 27));
+    // Refusals of items started after the back-off are new news: below the
+    // level, once more than the base rate explains.
+    let refused = feed.until_decision(|_, _| sample(t + 5 * MS, MS, true, true, 27));
+    assert!(refused.overload);
     assert_eq!(feed.limit(), 24);
 }
 
@@ -559,15 +564,24 @@ fn back_pressure_backs_off_and_refusals_of_the_burst_lower_the_ceiling() {
 fn slow_start_past_a_refusing_service_comes_back_at_once() {
     let mut feed = Feed::new(Aimd::new(1, 256).starting_at(1));
     feed.slow_start_to(64, 10);
-    // A service that refuses beyond 32: the 32 items started into the
-    // doubled limit are refused at once, one back-off and 31 of the same
-    // burst: it took 64 - 32.
+    // A service that refuses beyond 32. The doubling takes effect one
+    // completion at a time: each of the 32 items running completes and
+    // starts two, one of which the service refuses at once. Four refusals
+    // in eight calls are more than a base rate explains: back-pressure at
+    // the limit in force, 32 + 8 = 40, cut to 36, long before 64.
     let t = feed.now;
-    feed.aimd.sample(&sample(t, MS, true, true, 64));
-    for _ in 0..31 {
-        feed.aimd.sample(&sample(t - 1, MS, true, true, 64));
+    let mut refused = 0;
+    for i in 0..32 {
+        feed.aimd
+            .sample(&sample(t - 10 * MS + i, 10 * MS, false, false, 32));
+        feed.aimd.sample(&sample(t + i, 1, true, true, 64));
+        refused += 1;
+        if feed.last().overload {
+            break;
+        }
     }
-    assert_eq!(feed.limit(), 32);
+    assert_eq!(refused, 4);
+    assert_eq!(feed.limit(), 36);
 }
 
 #[test]
@@ -939,9 +953,9 @@ fn the_limit_stays_within_min_and_max() {
     let mut feed = Feed::new(Aimd::new(3, 10).starting_at(4));
     let t = feed.now;
     // Back-pressure never takes it below `min`.
-    feed.aimd.sample(&sample(t, MS, true, true, 4));
+    feed.until_decision(|_, _| sample(t, MS, true, true, 4));
     assert_eq!(feed.limit(), 3);
-    feed.aimd.sample(&sample(t + 10 * MS, MS, true, true, 3));
+    feed.until_decision(|_, _| sample(t + 10 * MS, MS, true, true, 3));
     assert_eq!(feed.limit(), 3);
     // Slow start never takes it above `max`.
     let mut feed = Feed::new(Aimd::new(3, 10));
@@ -960,10 +974,18 @@ fn the_history_keeps_the_latest_rounds() {
             aimd.sample(&sample(now - 10 * MS, 10 * MS, true, false, 1));
         }
     }
-    aimd.sample(&sample(now + 1, 1, true, true, 32));
+    // Refusals until one is more than the base rate explains: a back-off.
+    for _ in 0..100 {
+        aimd.sample(&sample(now + 1, 1, true, true, 32));
+        if history.rounds().last().is_some_and(|round| round.overload) {
+            break;
+        }
+    }
     let rounds = history.rounds();
     let limits: Vec<_> = rounds.iter().map(|round| round.limit).collect();
-    assert_eq!(limits, [16, 32, 28]);
+    // The cut is from the limit in force: the doubling to 32 takes effect
+    // one completion at a time, 16 and one for each of the refusals, 20.
+    assert_eq!(limits, [16, 32, 18]);
     assert!(rounds[2].overload && rounds[2].mean_run.is_none());
     assert_eq!(rounds[1].mean_run, Some(Duration::from_millis(10)));
     assert_eq!(rounds[1].base, Some(Duration::from_millis(10)));
