@@ -84,9 +84,6 @@ const HALVED: f64 = 0.5;
 const HALVED_SAMPLES: f64 = 16.0;
 /// The default start: two, so that one slow item does not hold the stream.
 const START: usize = 2;
-/// Experiment switches.
-pub(super) const PACED: bool = true;
-pub(super) const HALF: bool = false;
 
 /// The adaptive [`Controller`]: finds how many workers a service takes before
 /// its requests start to wait or it pushes back, and follows it as it changes.
@@ -384,8 +381,6 @@ struct Round {
     /// Of those, how many reached the limit, and their `in_flight` summed.
     saturated: usize,
     in_flight: usize,
-    /// Samples that end it, if not as many as the limit.
-    length: Option<usize>,
 }
 
 impl Aimd {
@@ -620,8 +615,7 @@ impl Aimd {
         }
         // A round of nothing but outliers ends too: the run time moved.
         let times = &self.round.times;
-        let length = self.round.length.unwrap_or(self.limit);
-        if times.samples >= length || times.outliers >= length {
+        if times.samples >= self.limit || times.outliers >= self.limit {
             self.end_round(sample.started + sample.run);
         }
     }

@@ -13,9 +13,13 @@ const SAME_EVENT: usize = 2;
 /// (or this much above it, if more), by a sequential test of the calls since
 /// the last back-pressure that needs evidence of [`EVIDENCE`] (a log
 /// likelihood ratio): a few refusals close together.
-const RISE_TIMES: f64 = 5.0;
+const RISE_TIMES: f64 = 8.0;
 const RISE_BY: f64 = 0.05;
-const EVIDENCE: f64 = 7.0;
+const EVIDENCE: f64 = 10.0;
+/// The sequential test takes the base rate as at most this: one refusal in
+/// the first call makes the base rate 1, and the test's two rates must stay
+/// apart (else a call that is not refused would be infinite evidence).
+const TESTED_BASE: f64 = 0.5;
 /// At or above the limit where refusals last counted, a level where they are
 /// expected: one counts when the base rate explains it with less than this
 /// chance.
@@ -120,7 +124,7 @@ impl Refusals {
 
     /// The base rate, and the rate a rise above it would show.
     fn rates(&self) -> (f64, f64) {
-        let base = self.base_rate();
+        let base = self.base_rate().min(TESTED_BASE);
         (base, (base * RISE_TIMES).max(base + RISE_BY).min(0.99))
     }
 

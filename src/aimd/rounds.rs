@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::figures::{Baseline, Seen, binds};
 use super::moved::Cuts;
 use super::{
-    Aimd, CLIP, HALF, PACED, Decision, EXIT, EXIT_SAMPLES, Ended, KEEP, LARGE_RISE, Pool, REACHED_ROUNDS, Round,
+    Aimd, CLIP, Decision, EXIT, EXIT_SAMPLES, Ended, KEEP, LARGE_RISE, Pool, REACHED_ROUNDS, Round,
     SETTLED, SURE, SUSPECT,
 };
 
@@ -57,11 +57,9 @@ impl Aimd {
         } else {
             Some(at)
         };
-        // Slow start's doubling takes effect one completion at a time, and
-        // its round is of the items it added.
+        // Slow start's doubling takes effect one completion at a time.
         let doubling = self.slow_start && limit > self.limit;
-        let length = (HALF && doubling).then(|| limit - self.limit);
-        self.paced = if PACED && doubling || limit < self.limit {
+        self.paced = if doubling || limit < self.limit {
             self.paced.min(limit)
         } else {
             limit
@@ -70,7 +68,6 @@ impl Aimd {
         self.round = Round {
             since,
             warm_up,
-            length,
             ..Round::default()
         };
         // A round's run times go with it: one cut short (back-pressure at the
