@@ -1,0 +1,112 @@
+//! Back-pressure: refusals more than the base rate explains back off (from
+//! the limit in force), the refusals of a burst lower the ceiling, a
+//! measurement starts again, a round cut short leaves nothing behind, and
+//! refusals from before a change are not news.
+
+use std::time::Duration;
+
+use crate::adaptive::Controller;
+use crate::aimd::Aimd;
+
+use super::{Feed, MS, sample};
+
+#[test]
+fn back_pressure_while_measuring_starts_the_measurement_again() {
+    let (mut feed, rise) = Feed::rise_at_64(10, 15);
+    assert_eq!(rise.limit, 32);
+    for _ in 0..3 {
+        feed.round(10);
+    }
+    // Refusals just before the measurement completes, more than the base
+    // rate explains: 32 x 0.9, 28, and what was measured at 32 is dropped.
+    let t = feed.now;
+    let refused = feed.until_decision(|_, _| sample(t, MS, true, true, 32));
+    assert!(refused.overload);
+    assert_eq!(feed.limit(), 28);
+    // At 28: the warm-up and a round, then three rounds' worth again.
+    for _ in 0..3 {
+        let held = feed.round(10);
+        assert_eq!(held.limit, 28);
+        assert_ne!(held.base, Some(Duration::from_millis(10)));
+    }
+    assert_eq!(feed.round(10).base, Some(Duration::from_millis(10)));
+}
+
+#[test]
+fn back_pressure_backs_off_and_refusals_of_the_burst_lower_the_ceiling() {
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(32));
+    let t = feed.now;
+    // A refusal: 32 x 0.9 = 28.8, so 28.
+    let backoff = feed.until_decision(|_, _| sample(t, MS, true, true, 32));
+    assert!(backoff.overload && backoff.mean_run.is_none());
+    assert_eq!(backoff.limit, 28);
+    // Refusals of items started before it: each says the service took one
+    // fewer than 32. After 5 in all, it took 27: the limit goes below 28.
+    for _ in 0..3 {
+        feed.aimd.sample(&sample(t - MS, MS, true, true, 32));
+        assert_eq!(feed.limit(), 28);
+    }
+    feed.aimd.sample(&sample(t - MS, MS, true, true, 32));
+    assert_eq!(feed.limit(), 27);
+    // Refusals of items started after the back-off are new news: below the
+    // level, once more than the base rate explains.
+    let refused = feed.until_decision(|_, _| sample(t + 5 * MS, MS, true, true, 27));
+    assert!(refused.overload);
+    assert_eq!(feed.limit(), 24);
+}
+
+#[test]
+fn slow_start_past_a_refusing_service_comes_back_at_once() {
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(1));
+    feed.slow_start_to(64, 10);
+    // A service that refuses beyond 32. The doubling takes effect one
+    // completion at a time: each of the 32 items running completes and
+    // starts two, one of which the service refuses at once. Five refusals
+    // in ten calls are more than a base rate explains: back-pressure at the
+    // limit in force, 32 + 10 = 42, cut to 37, long before 64.
+    let t = feed.now;
+    let mut refused = 0;
+    for i in 0..32 {
+        feed.aimd
+            .sample(&sample(t - 10 * MS + i, 10 * MS, false, false, 32));
+        feed.aimd.sample(&sample(t + i, 1, true, true, 64));
+        refused += 1;
+        if feed.last().overload {
+            break;
+        }
+    }
+    assert_eq!(refused, 5);
+    assert_eq!(feed.limit(), 37);
+}
+
+#[test]
+fn a_round_back_pressure_cut_short_leaves_nothing_to_slow_start_s_figure() {
+    // At its lowest limit back-pressure cannot lower it, and slow start goes
+    // on; each refusal starts the round again. The 100 ms completion of each
+    // round cut short goes with it: slow start's first figure is the full
+    // round of 10 ms that follows, not a pile of 100 ms left over.
+    let mut feed = Feed::new(Aimd::new(2, 64));
+    for _ in 0..20 {
+        let t = feed.now;
+        feed.aimd.sample(&sample(t, 100 * MS, true, false, 2));
+        feed.now = t + 100 * MS;
+        let refused = feed.until_decision(|feed, _| sample(feed.now, MS, true, true, 2));
+        assert!(refused.overload);
+        assert_eq!(refused.limit, 2);
+    }
+    let t = feed.now;
+    let first = feed.until_decision(|_, i| sample(t + i as u64, 10 * MS, true, false, 2));
+    assert!(!first.overload);
+    assert_eq!(first.base, Some(Duration::from_millis(10)));
+}
+
+#[test]
+fn back_pressure_outside_a_burst_from_before_a_change_is_not_news() {
+    // A rise at 64, measured at 32 ...
+    let (mut feed, _) = Feed::rise_at_64(10, 15);
+    assert_eq!(feed.limit(), 32);
+    // ... and a refusal of an item that ran under 64: the cut acted on it.
+    feed.aimd
+        .sample(&sample(feed.now - 20 * MS, MS, true, true, 64));
+    assert_eq!(feed.limit(), 32);
+}

@@ -1,0 +1,252 @@
+//! Rises and queues: a rise only once slow start's figure has its samples,
+//! measured below it, confirmed or not (slow start goes on); the warm-up after
+//! a change; a queue cut to what the service took, a small queue confirmed
+//! over two rounds, found to be noise, or shown by the rounds at one limit
+//! together; outliers (not a queue, however many) and completions slower than
+//! those in flight (not a queue either).
+
+use std::time::Duration;
+
+use crate::adaptive::Controller;
+use crate::aimd::Aimd;
+
+use super::{Feed, MS, sample};
+
+#[test]
+fn a_rise_ends_slow_start_and_is_measured_below_it() {
+    // At 64 the service took 32: half of them waited one run time. Against
+    // slow start's figure, Little's law says 64 x (1 - 10/15) = 21 wait at
+    // least (the figure is above 10 ms: it holds the first items of this
+    // round, which started before the doubling): a rise. The limit comes down
+    // to what the service took by that figure, but no higher than 32, where
+    // slow start saw no rise.
+    let (mut feed, rise) = Feed::rise_at_64(10, 15);
+    assert_eq!(rise.limit, 32);
+    assert_eq!(rise.mean_run, Some(Duration::from_millis(15)));
+    // There it holds, whatever the rounds show, while it measures: the
+    // warm-up (64 completions) and a round, then three rounds' worth.
+    for _ in 0..3 {
+        let held = feed.round(10);
+        assert_eq!(held.limit, 32);
+        assert_ne!(held.base, Some(Duration::from_millis(10)));
+    }
+    // Measured: 10 ms. The rise checked against it is a queue (21.3 of 64):
+    // the service took 42.7, so 43 is the ceiling, and the limit closes in
+    // on it (half the gap: 37) and holds just below.
+    let measured = feed.round(10);
+    assert_eq!(measured.base, Some(Duration::from_millis(10)));
+    assert_eq!(measured.limit, 37);
+    let limits: Vec<_> = (0..4).map(|_| feed.round(10).limit).collect();
+    assert_eq!(limits, [40, 41, 42, 42]);
+}
+
+#[test]
+fn before_slow_start_s_figure_has_16_samples_only_a_large_rise_counts() {
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(4));
+    assert_eq!(feed.round(10).limit, 8);
+    // At 8, the figure holds 8 samples (the first round's, and the 4 items
+    // started before the doubling): 13 ms, 30 % above it, does not end slow
+    // start (a few fast items make such a figure) ...
+    assert_eq!(feed.doubled_round(13).limit, 16);
+    // ... and at 16, with 24 samples behind the figure (11 ms, varying by
+    // 1.4), it does: 16 x (1 - 11/13) = 2.5 waiting, beyond one and a half
+    // standard errors (0.7 each).
+    let rise = feed.doubled_round(13);
+    assert!(rise.limit < 16, "{rise:?}");
+    // A rise of 40 % or more counts with few samples: 15 ms at 8, half of
+    // those in flight waiting.
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(4));
+    assert_eq!(feed.round(10).limit, 8);
+    let large = feed.doubled_round(15);
+    assert!(large.limit < 8, "{large:?}");
+}
+
+#[test]
+fn a_rise_the_measured_figure_does_not_show_resumes_slow_start() {
+    // Slow start's rounds favour the fast items: they show 8 ms where the
+    // service's run time is 12. 12 ms at 64 is a rise against 8 (21
+    // waiting); measured at 32 ...
+    let (mut feed, rise) = Feed::rise_at_64(8, 12);
+    assert_eq!(rise.limit, 32);
+    for _ in 0..3 {
+        assert_eq!(feed.round(12).limit, 32);
+    }
+    // ... the run time is 12 ms: the rise was slow start's figure. Slow
+    // start goes on from 64, and doubles only after two binding rounds
+    // there show no queue.
+    let resumed = feed.round(12);
+    assert_eq!(resumed.base, Some(Duration::from_millis(12)));
+    assert_eq!(resumed.limit, 64);
+    assert_eq!(feed.round(12).limit, 64);
+    assert_eq!(feed.round(12).limit, 128);
+}
+
+#[test]
+fn after_a_change_the_items_that_ran_under_the_old_limit_are_a_warm_up() {
+    let (mut feed, _) = Feed::rise_at_64(10, 15);
+    assert_eq!(feed.limit(), 32);
+    // The first 64 completions (the larger limit) still show the queue of
+    // the old limit: they are not a round, whatever they show.
+    let before = feed.decisions();
+    for i in 0..64u64 {
+        feed.aimd
+            .sample(&sample(feed.now + i, 50 * MS, true, false, 32));
+    }
+    assert_eq!(feed.decisions(), before, "no decision from the warm-up");
+    // The next 32 are a round.
+    let next = feed.round(10);
+    assert_eq!(next.mean_run, Some(Duration::from_millis(10)));
+}
+
+#[test]
+fn a_small_queue_counts_when_the_next_round_shows_it_too() {
+    // Samples of 8 and 12 ms: the run time varies (2 ms), so a small rise
+    // is within the noise.
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(16));
+    feed.settle_at(16, 8, 12);
+    let base = feed.last().base;
+    // 9.5 and 13.5 ms: a mean of 11.5 against 10, 16 x (1 - 10/11.5) = 2.1
+    // waiting: above two standard errors, below three. It holds ...
+    assert_eq!(feed.round_of(9_500, 13_500, true).limit, 16);
+    // ... and the next round showing it too cuts: 16 - 2.1 + one and a half
+    // standard errors (about 0.9 each), 15.
+    assert_eq!(feed.round_of(9_500, 13_500, true).limit, 15);
+    assert_eq!(feed.last().base, base);
+}
+
+#[test]
+fn a_small_queue_the_next_round_does_not_show_was_noise() {
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(16));
+    feed.settle_at(16, 8, 12);
+    let base = feed.last().base.unwrap();
+    assert_eq!(feed.round_of(9_500, 13_500, true).limit, 16);
+    // The next round is as usual: no cut (it binds, the second in a row: one
+    // more), and both rounds are learned (the unloaded run time rises a
+    // little, towards 11.5 ms).
+    let next = feed.round_of(8 * MS, 12 * MS, true);
+    assert_eq!(next.limit, 17);
+    assert!(next.base.unwrap() > base, "{:?} > {base:?}", next.base);
+}
+
+#[test]
+fn a_queue_within_one_round_s_noise_shows_in_the_rounds_at_one_limit_together() {
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(16));
+    feed.settle_at(16, 8, 12);
+    let base = feed.last().base;
+    // Up to 19, one by one (reached now and then, not binding): above where
+    // it measured, so no round teaches the unloaded run time.
+    for _ in 0..3 {
+        feed.until_decision(|feed, i| {
+            let limit = feed.limit() as u64;
+            let run = if i % 2 == 1 { 12 * MS } else { 8 * MS };
+            let done = feed.now + 12 * MS / limit;
+            sample(done - run, run, i % 4 == 0, false, limit as usize)
+        });
+    }
+    assert_eq!(feed.limit(), 19);
+    // 9 and 13 ms: a mean of 11, 19 x (1 - 10/11) = 1.7 waiting, within two
+    // standard errors of one round (about 1.06 each). The round after the
+    // change is not settled; the next one holds; the one after it, taken
+    // with it, shows the queue beyond two standard errors of theirs (0.85):
+    // cut.
+    let first = feed.round_of(9 * MS, 13 * MS, false);
+    assert_eq!((first.limit, first.base), (19, base));
+    let second = feed.round_of(9 * MS, 13 * MS, false);
+    assert_eq!((second.limit, second.base), (19, base));
+    let pooled = feed.round_of(9 * MS, 13 * MS, false);
+    assert!(pooled.limit < 19, "{pooled:?}");
+}
+
+#[test]
+fn a_large_queue_cuts_at_once() {
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(16));
+    feed.settle_at(16, 8, 12);
+    // A mean of 12.5 ms: 16 x (1 - 10/12.5) = 3.2 waiting, above three
+    // standard errors (about 0.9 each, of a queue of none: the unloaded run
+    // time's noise): 16 - 3.2 + one and a half standard errors, 14.
+    assert_eq!(feed.round_of(10_500, 14_500, true).limit, 14);
+}
+
+#[test]
+fn a_round_s_noise_grows_with_its_run_time() {
+    // The rule's "the queue": its standard error is that of a round of no
+    // queue at the unloaded run time's coefficient of variation. Samples of
+    // 5 and 15 ms: a mean of 10 that varies by half of it.
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(16));
+    feed.settle_at(16, 5, 15);
+    // A mean of 15 ms: 16 x (1 - 10/15) = 5.3 waiting. Against the spread as
+    // it is at 10 ms (5 ms), that is beyond three standard errors (4.5);
+    // scaled to 15 ms (7.5), within three (6.7): it holds, to be confirmed.
+    let held = feed.round_of(10 * MS, 20 * MS, true);
+    assert_eq!(held.mean_run, Some(Duration::from_millis(15)));
+    assert_eq!(held.limit, 16);
+}
+
+#[test]
+fn a_queue_when_the_limit_was_not_reached_comes_off_the_limit() {
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(16));
+    feed.settle_at(16, 10, 10);
+    // 8 in flight of 16 allowed (the source is slower), and they wait:
+    // 8 x (1 - 10/15) = 2.7. The source held some back, so the limit comes
+    // down by the queue, not to 8 less it.
+    let decision = feed.over(15 * MS, 15 * MS, false, 8);
+    assert_eq!(decision.limit, 13);
+}
+
+#[test]
+fn a_rare_slow_item_is_an_outlier_not_a_queue() {
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(32));
+    feed.settle_at(32, 10, 10);
+    // One item in each round of 33 runs 200 ms: left out of the mean, and
+    // two are within what a service can have.
+    for _ in 0..4 {
+        let decision = feed.until_decision(|feed, i| {
+            let run = if i % 20 == 7 { 200 * MS } else { 10 * MS };
+            let done = feed.now + 10 * MS / 32;
+            sample(done - run, run, true, false, 32)
+        });
+        assert!(decision.limit >= 32, "{decision:?}");
+        assert_eq!(decision.mean_run, Some(Duration::from_millis(10)));
+    }
+}
+
+#[test]
+fn outliers_are_not_a_queue_however_many() {
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(32));
+    feed.settle_at(32, 10, 10);
+    // 6 of a round's samples ran 100 ms (a service whose slow requests are
+    // common): left out of the mean, which shows no queue. (A rule that took
+    // more outliers than usual for starved items cut such services by half.)
+    for _ in 0..4 {
+        let decision = feed.until_decision(|feed, i| {
+            let run = if i % 6 == 0 { 100 * MS } else { 10 * MS };
+            let done = feed.now + 10 * MS / 32;
+            sample(done - run, run, true, false, 32)
+        });
+        assert!(decision.limit >= 32, "{decision:?}");
+    }
+}
+
+#[test]
+fn a_round_of_nothing_but_outliers_ends_and_cuts() {
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(16));
+    feed.settle_at(16, 10, 10);
+    // Every item runs 100 ms: they all are outliers; the round still ends,
+    // counted as 4 times the unloaded run time: 16 x (1 - 1/4) = 12 waiting,
+    // down to 4.
+    let decision = feed.round(100);
+    assert_eq!(decision.limit, 4);
+}
+
+#[test]
+fn completions_slower_than_those_in_flight_are_not_a_queue() {
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(32));
+    feed.settle_at(32, 10, 10);
+    // 32 in flight, each 10 ms as usual, but only 32 complete in 40 ms:
+    // completions come in bursts (or the source paused). The run time shows
+    // no queue, and the rate alone does not make one: a rule that read the
+    // rate cut such rounds to a quarter.
+    let decision = feed.over(40 * MS, 10 * MS, true, 32);
+    assert!(decision.limit >= 32, "{decision:?}");
+    assert_eq!(decision.mean_run, Some(Duration::from_millis(10)));
+}
