@@ -181,12 +181,42 @@ const START: usize = 2;
 ///   held some back), it comes down from the limit by the queue instead. The
 ///   limit it came from becomes the ceiling.
 ///
-/// **Back-pressure** (an [`overload`](Sample::overload) sample) decides at once:
-/// the limit becomes the ceiling and the limit × [`backoff`](Self::backoff)
+/// **Refusals** (an [`overload`](Sample::overload) sample) are judged against
+/// the limit first: a service may refuse a share of its calls whatever the
+/// load (another tenant's quota, a flaky shard), with the same status as its
+/// back-pressure, and a refusal rate that does not move with the limit must
+/// not hold the limit down. The *base rate* is the share of calls refused,
+/// learned over about 4,096 calls; it counts refusal *events* (a refusal
+/// within two calls of the one before is the same event, corrected for the
+/// refusals that fall that close by chance), so that the load's own floods
+/// hardly move it. The *level* is the limit where refusals last counted as
+/// back-pressure.
+///
+/// - Below the level, or with none, refusals count only once they run well
+///   above the base rate: a sequential test (a log likelihood ratio, from the
+///   last back-pressure) of the base rate, taken as at most one half, against
+///   a rise to 8 times it (at least 5 points above it); each refusal adds
+///   evidence and each answered call takes some away, and back-pressure is
+///   evidence of 10: a few refusals close together (five in ten calls, when
+///   slow start passes a capacity with no refusal before), never one alone.
+/// - At or above the level, refusals are expected: one counts when the base
+///   rate explains as many refusals among the calls started at this limit
+///   with less than one chance in five.
+///
+/// A refusal that counts is back-pressure, and decides at once, from the
+/// limit in force (slow start's doubling takes effect one completion at a
+/// time, so the limit in force may be below the doubled one): it becomes the
+/// level and the ceiling, and the limit × [`backoff`](Self::backoff)
 /// (default 0.9, at least one lower). Refusals of items started before that
-/// (the same news) each lower the ceiling by one from the limit at the
-/// back-off, and the limit below it: a service that refused *k* of *L* took
-/// *L − k*. A measurement under way starts again at the lower limit.
+/// (the same news), beyond those the base rate explains among the items then
+/// in flight, each lower the ceiling by one from the limit at the back-off,
+/// and the limit below it: a service that refused *k* of *L* took *L − k*. A
+/// measurement under way starts again at the lower limit. A ceiling that one
+/// refusal alone set is tried again after one round with no queue; a probe
+/// of a level that passes with no back-pressure shows the refusal came
+/// whatever the load: the level goes, and slow start goes on if that
+/// refusal ended it. A rise that the measurement does not confirm restores
+/// the ceiling back-pressure set before it.
 ///
 /// **The unloaded run time**, once measured, learns (over about 512 samples)
 /// only from settled rounds with no queue at a limit no higher than where it
@@ -213,7 +243,13 @@ const START: usize = 2;
 ///
 /// What it costs: finding a capacity rise needs a probe, so every 160 samples
 /// held below the ceiling one round runs one item more than last showed a
-/// queue (an item queued, or a refusal, per probe, when nothing changed). It
+/// queue (an item queued, or a refusal, per probe, when nothing changed); a
+/// ceiling back-pressure set is probed half as often, and with a base rate of
+/// refusals four times as rarely again (or every 32 rounds held). The base
+/// rate learns from every refusal the test lets pass, the load's included: a
+/// service refused just above its capacity, where the test needs many calls
+/// to tell the rise, can teach the base rate its own refusals (see the
+/// guide's adaptive page for how often the models show it). It
 /// sees a queue of one request at a steady service, but where the run time
 /// varies a queue within the noise goes unseen: it keeps the limit a few
 /// items above the capacity rather than below it. A service that lets waiting
