@@ -110,3 +110,19 @@ fn back_pressure_outside_a_burst_from_before_a_change_is_not_news() {
         .sample(&sample(feed.now - 20 * MS, MS, true, true, 64));
     assert_eq!(feed.limit(), 32);
 }
+
+#[test]
+fn a_refusal_in_the_first_call_makes_no_later_one_back_pressure_by_itself() {
+    // The base rate after one refused call of one is 1: the test takes it as
+    // at most one half, so the answered calls after it are finite evidence,
+    // and one more refusal among them is not back-pressure.
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(16));
+    let t = feed.now;
+    feed.aimd.sample(&sample(t, MS, true, true, 16));
+    for i in 0..10 {
+        feed.aimd.sample(&sample(t + i, 10 * MS, true, false, 16));
+    }
+    feed.aimd.sample(&sample(t + 10, MS, true, true, 16));
+    assert_eq!(feed.decisions(), 0);
+    assert_eq!(feed.limit(), 16);
+}
