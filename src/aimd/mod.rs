@@ -186,16 +186,31 @@ const START: usize = 2;
 /// load (another tenant's quota, a flaky shard), with the same status as its
 /// back-pressure, and a refusal rate that does not move with the limit must
 /// not hold the limit down. The *base rate* is the share of calls refused,
-/// learned over about 4,096 calls; it counts refusal *events* (a refusal
-/// within two calls of the one before is the same event, corrected for the
-/// refusals that fall that close by chance), so that the load's own floods
-/// hardly move it. The *level* is the limit where refusals last counted as
-/// back-pressure.
+/// learned over about 4,096 calls, taken as if 32 answered calls came first
+/// (a few calls tell too little, and most of slow start's first refusals are
+/// the load's); it counts refusal *events* (a refusal within two calls of the
+/// one before is the same event, corrected for the refusals that fall that
+/// close by chance), so that the load's own floods hardly move it. The
+/// *level* is the limit where refusals last counted as back-pressure.
+///
+/// A refusal is judged against the lower of the base rate and the refusal
+/// rate with fewer items in flight. Every call is tallied by the items in
+/// flight when it completed (over about 4,096 calls); the tallies from one
+/// fewer than the refusal's down, pooled until they hold 512 calls (and only
+/// if they hold 32), give that rate, taken as an upper bound: three refusals
+/// more than they hold. A service that refuses whatever the load refuses as
+/// often with fewer in flight; one that refuses for load does not. So
+/// refusals that come only with more in flight count, whatever the base
+/// rate learned from them (a service refused just above its capacity, where
+/// the test needs many calls, would otherwise teach the base rate its own
+/// refusals and keep the limit above the capacity for good).
 ///
 /// - Below the level, or with none, refusals count only once they run well
 ///   above the base rate: a sequential test (a log likelihood ratio, from the
 ///   last back-pressure) of the base rate, taken as at most one half, against
-///   a rise to 8 times it (at least 5 points above it); each refusal adds
+///   a rise to 8 times it (at least 5 points above it, at most halfway to 1:
+///   a rise taken as nearly 1 makes each answered call outweigh several
+///   refusals, which hides any rise above a high base rate); each refusal adds
 ///   evidence and each answered call takes some away, and back-pressure is
 ///   evidence of 10: a few refusals close together (five in ten calls, when
 ///   slow start passes a capacity with no refusal before), never one alone.
@@ -205,7 +220,10 @@ const START: usize = 2;
 ///
 /// A refusal that counts is back-pressure, and decides at once, from the
 /// limit in force (slow start's doubling takes effect one completion at a
-/// time, so the limit in force may be below the doubled one): it becomes the
+/// time, so the limit in force may be below the doubled one), or from the
+/// items in flight when it came back if fewer (refused items leave at once,
+/// and the stream would fill the limit again with calls the service refuses
+/// too): it becomes the
 /// level and the ceiling, and the limit × [`backoff`](Self::backoff)
 /// (default 0.9, at least one lower). Refusals of items started before that
 /// (the same news), beyond those the base rate explains among the items then
@@ -245,19 +263,18 @@ const START: usize = 2;
 /// held below the ceiling one round runs one item more than last showed a
 /// queue (an item queued, or a refusal, per probe, when nothing changed); a
 /// ceiling back-pressure set is probed half as often, and with a base rate of
-/// refusals four times as rarely again (or every 32 rounds held). The base
-/// rate learns from every refusal the test lets pass, the load's included: a
-/// service refused just above its capacity, where the test needs many calls
-/// to tell the rise, can teach the base rate its own refusals (see the
-/// guide's adaptive page for how often the models show it). It
+/// refusals four times as rarely again (or every 32 rounds held). Slow
+/// start's doubling past a service with no queue costs up to one refused call
+/// per item the service took, when they all complete at once. It
 /// sees a queue of one request at a steady service, but where the run time
 /// varies a queue within the noise goes unseen: it keeps the limit a few
 /// items above the capacity rather than below it. A service that lets waiting
 /// requests starve (it serves newcomers first) hides its queue from any
 /// controller that learns from completions, this one included.
 ///
-/// What it holds: room for 1 024 run times, twice, and for a round's samples up
-/// to 1 024 (24 KiB in all at a `max` of 1 024 or more), reserved when it is
+/// What it holds: room for 1 024 run times, twice, for a round's samples up
+/// to 1 024, and for the refusal tallies of up to 1 025 levels of items in
+/// flight (about 40 KiB in all at a `max` of 1 024 or more), reserved when it is
 /// built: it never allocates after, so how a run happens to go never decides
 /// how often it allocates. A measurement at a limit above about 340 takes
 /// more samples than that (three rounds' worth): its figure is of the latest
@@ -474,7 +491,7 @@ impl Aimd {
             suspect: None,
             cuts: None,
             burst: None,
-            refusals: Refusals::default(),
+            refusals: Refusals::new(max),
             paced: START.clamp(min, max),
             unstarted: 0,
             moment: Duration::ZERO,
@@ -585,7 +602,8 @@ impl Controller for Aimd {
     }
 
     fn sample(&mut self, sample: &Sample) -> usize {
-        self.refusals.call(self.limit, sample.overload);
+        self.refusals
+            .call(self.limit, sample.in_flight, sample.overload);
         // Slow start's doubling takes effect one completion at a time: each
         // starts two items until the doubled limit is reached. The stream
         // starts what a raise allows once it has settled the completions of

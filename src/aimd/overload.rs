@@ -52,13 +52,13 @@ impl Aimd {
             }
             return;
         }
-        match self.refusals.judge(self.limit) {
+        match self.refusals.judge(self.limit, sample.in_flight) {
             Judged::Load => {}
             Judged::Base => return,
         }
         // What was tested is the limit in force (slow start's doubling takes
         // effect one completion at a time).
-        self.limit = self.paced;
+        self.limit = self.paced.min(sample.in_flight.max(self.min));
         self.refusals.back_pressure(self.limit, self.slow_start);
         // Unless more refusals of the same items follow, one refusal alone
         // set a new ceiling (not one a probe found again): it is checked

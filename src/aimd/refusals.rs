@@ -4,6 +4,10 @@
 
 /// The base rate of refusals is a mean over about this many calls.
 const MEMORY: f64 = 4096.0;
+/// The base rate is taken as if this many calls with no refusal came first:
+/// a few calls tell too little, and most of slow start's first refusals are
+/// the load's.
+const PRIOR: f64 = 32.0;
 /// A refusal within this many calls of the one before it belongs to the same
 /// event: a burst, a flood, a probe's refused retries. The base rate counts
 /// events, so the load's own floods hardly move it.
@@ -24,10 +28,26 @@ const TESTED_BASE: f64 = 0.5;
 /// expected: one counts when the base rate explains it with less than this
 /// chance.
 const EXPECTED: f64 = 0.2;
+/// The refusals at lower concurrency are pooled from the level just below a
+/// call's down, until they hold this many calls (as weighted).
+const NEAR: f64 = 512.0;
+/// The rate taken from them is an upper bound: this many refusals more than
+/// they hold (about a 95 % bound, with few refusals), so that few calls never
+/// make it low by chance.
+const UPPER: f64 = 3.0;
+/// Below this many, they are too few to tell: the base rate stands alone.
+const NEAR_LEAST: f64 = 32.0;
+/// Concurrency levels tallied apart; those above share the last tally.
+const LEVELS: usize = 1024;
 
 /// The refusals a controller heard of, judged against the limit.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct Refusals {
+    /// Calls and refusals by the items in flight when each completed, over
+    /// about [`MEMORY`] calls in all (each tally weighted by `weight` when
+    /// counted: later calls weigh more).
+    by_load: Vec<Weighed>,
+    weight: f64,
     /// Every call, and the refusal events among them, over about [`MEMORY`]
     /// calls: the base rate is their ratio.
     calls: f64,
@@ -44,6 +64,13 @@ pub(super) struct Refusals {
     evidence: f64,
     /// The limit at the last back-pressure, and what showed there.
     level: Option<Level>,
+}
+
+/// Calls and refusals, weighted.
+#[derive(Clone, Copy, Debug, Default)]
+struct Weighed {
+    calls: f64,
+    refused: f64,
 }
 
 /// Calls, and how many of them were refused.
@@ -74,6 +101,40 @@ pub(super) enum Judged {
 }
 
 impl Refusals {
+    /// Room for the tallies by concurrency, up to `max`, reserved once.
+    pub(super) fn new(max: usize) -> Self {
+        Self {
+            by_load: vec![Weighed::default(); max.min(LEVELS) + 1],
+            weight: 1.0,
+            ..Self::default()
+        }
+    }
+
+    /// The refusal rate at concurrency below `in_flight`: the tallies from
+    /// `in_flight - 1` down, pooled until they hold [`NEAR`] calls, if they
+    /// hold [`NEAR_LEAST`].
+    fn below_load(&self, in_flight: usize) -> Option<f64> {
+        let mut pooled = Weighed::default();
+        let top = in_flight.min(self.by_load.len());
+        for tally in self.by_load[..top].iter().rev() {
+            pooled.calls += tally.calls / self.weight;
+            pooled.refused += tally.refused / self.weight;
+            if pooled.calls >= NEAR {
+                break;
+            }
+        }
+        (pooled.calls >= NEAR_LEAST).then(|| (pooled.refused + UPPER) / pooled.calls)
+    }
+
+    /// The base rate a refusal at `in_flight` is judged against: the lower
+    /// of the rate over every call and the rate at the concurrency just
+    /// below it.
+    pub(super) fn base_at(&self, in_flight: usize) -> f64 {
+        let all = self.base_rate();
+        self.below_load(in_flight)
+            .map_or(all, |below| below.min(all))
+    }
+
     /// The share of calls refused whatever the load, as far as known: the
     /// refusal events over the calls, corrected for the refusals that fell
     /// within [`SAME_EVENT`] calls of another by chance.
@@ -81,7 +142,7 @@ impl Refusals {
         if self.calls <= 0.0 {
             return 0.0;
         }
-        let events = self.events / self.calls;
+        let events = self.events / (self.calls + PRIOR);
         #[allow(clippy::cast_possible_wrap, clippy::cast_possible_truncation)]
         let apart = (1.0 - events).max(0.5).powi(SAME_EVENT as i32);
         (events / apart).min(1.0)
@@ -94,7 +155,22 @@ impl Refusals {
 
     /// A call completed at `limit`, `refused` or not (a refusal is judged
     /// after it is counted).
-    pub(super) fn call(&mut self, limit: usize, refused: bool) {
+    pub(super) fn call(&mut self, limit: usize, in_flight: usize, refused: bool) {
+        if !self.by_load.is_empty() {
+            self.weight /= 1.0 - 1.0 / MEMORY;
+            if self.weight > 1e100 {
+                for tally in &mut self.by_load {
+                    tally.calls /= self.weight;
+                    tally.refused /= self.weight;
+                }
+                self.weight = 1.0;
+            }
+            let at = in_flight.min(self.by_load.len() - 1);
+            self.by_load[at].calls += self.weight;
+            if refused {
+                self.by_load[at].refused += self.weight;
+            }
+        }
         if self.calls >= MEMORY {
             let keep = 1.0 - 1.0 / MEMORY;
             self.calls *= keep;
@@ -110,7 +186,7 @@ impl Refusals {
         } else {
             self.quiet += 1;
             if self.below(limit) {
-                let (base, rise) = self.rates();
+                let (base, rise) = self.rates(in_flight);
                 self.evidence = (self.evidence + ((1.0 - rise) / (1.0 - base)).ln()).max(0.0);
             }
         }
@@ -123,9 +199,14 @@ impl Refusals {
     }
 
     /// The base rate, and the rate a rise above it would show.
-    fn rates(&self) -> (f64, f64) {
-        let base = self.base_rate().min(TESTED_BASE);
-        (base, (base * RISE_TIMES).max(base + RISE_BY).min(0.99))
+    fn rates(&self, in_flight: usize) -> (f64, f64) {
+        let base = self.base_at(in_flight).min(TESTED_BASE);
+        (
+            base,
+            (base * RISE_TIMES)
+                .max(base + RISE_BY)
+                .min(f64::midpoint(base, 1.0)),
+        )
     }
 
     /// A refusal of an item started at the current limit, `limit`, counted
@@ -134,14 +215,14 @@ impl Refusals {
     /// expected: one that the base rate makes unlikely among the calls
     /// started at this limit is enough. Below (or with no such limit),
     /// refusals must run well above the base rate.
-    pub(super) fn judge(&mut self, limit: usize) -> Judged {
+    pub(super) fn judge(&mut self, limit: usize, in_flight: usize) -> Judged {
         self.here.refused += 1;
         let load = if self.below(limit) {
-            let (base, rise) = self.rates();
+            let (base, rise) = self.rates(in_flight);
             self.evidence += (rise / base).ln();
             self.evidence >= EVIDENCE
         } else {
-            tail(self.here.calls, self.base_rate(), self.here.refused) < EXPECTED
+            tail(self.here.calls, self.base_at(in_flight), self.here.refused) < EXPECTED
         };
         if load { Judged::Load } else { Judged::Base }
     }
@@ -242,5 +323,97 @@ mod tests {
         // Two or more of five at 0.5: 1 - (1 + 5) / 32.
         assert!((tail(5, 0.5, 2) - 26.0 / 32.0).abs() < 1e-12);
         assert_eq!(tail(3, 0.1, 4), 0.0);
+    }
+}
+
+/// The base rate judged against the concurrency, its prior, and the test's
+/// rise (the rule's paragraph on refusals, in `Aimd`'s documentation).
+#[cfg(test)]
+mod judged {
+    use super::{Judged, Refusals};
+
+    /// `calls` calls at `in_flight`, one in `every` refused (none if 0), none
+    /// of them judged.
+    fn feed(refusals: &mut Refusals, calls: usize, in_flight: usize, every: usize) {
+        for i in 1..=calls {
+            refusals.call(usize::MAX, in_flight, every != 0 && i % every == 0);
+        }
+    }
+
+    #[test]
+    fn refusals_that_come_with_more_in_flight_are_judged_against_fewer() {
+        // A service that never refuses at 16 in flight and refuses one call
+        // in four at 17: over every call the rate is 4 %, the load's own.
+        let mut refusals = Refusals::new(64);
+        feed(&mut refusals, 1_000, 16, 0);
+        for _ in 0..50 {
+            feed(&mut refusals, 3, 17, 0);
+            refusals.call(usize::MAX, 17, true);
+        }
+        assert!(refusals.base_rate() > 0.02, "{}", refusals.base_rate());
+        // At 17 a refusal is judged against the calls just below (512 or
+        // more, as weighted): none refused, taken as at most 3 in 512.
+        let base = refusals.base_at(17);
+        assert!(base > 0.0 && base <= 3.0 / 512.0, "{base}");
+        // So refusals at 17 are back-pressure: a few close together.
+        let judged: Vec<Judged> = (0..4)
+            .map(|_| {
+                refusals.call(17, 17, true);
+                refusals.judge(17, 17)
+            })
+            .collect();
+        assert_eq!(judged.last(), Some(&Judged::Load), "{judged:?}");
+    }
+
+    #[test]
+    fn a_base_rate_at_every_concurrency_stays_the_base_rate() {
+        // One call in 20 refused at 10 to 20 in flight: at 20, the rate
+        // below is 5 % too, and refusals at that rate are never
+        // back-pressure.
+        let mut refusals = Refusals::new(64);
+        for in_flight in 10..=20 {
+            feed(&mut refusals, 200, in_flight, 20);
+        }
+        let base = refusals.base_at(20);
+        assert!((0.04..0.08).contains(&base), "{base}");
+        for _ in 0..100 {
+            feed(&mut refusals, 19, 20, 0);
+            refusals.call(20, 20, true);
+            assert_eq!(refusals.judge(20, 20), Judged::Base);
+        }
+    }
+
+    #[test]
+    fn a_few_calls_teach_the_base_rate_as_if_32_answered_calls_came_first() {
+        // Two refusals in eight calls: a quarter of them, but taken with 32
+        // answered calls before, about 5 % (corrected for refusals that
+        // fall close together).
+        let mut refusals = Refusals::new(64);
+        feed(&mut refusals, 8, 4, 4);
+        let base = refusals.base_rate();
+        assert!((0.05..0.06).contains(&base), "{base}");
+    }
+
+    #[test]
+    fn a_high_base_rate_still_tells_a_rise() {
+        // A base rate of about 15 %, and then six refusals in ten calls at
+        // the same concurrency (no calls below it to judge against): the
+        // test's rise is halfway to 1, so the answered calls among them do
+        // not outweigh the refusals (a rise taken as 0.99 made each answered
+        // call count as much as two refusals).
+        let mut refusals = Refusals::new(64);
+        feed(&mut refusals, 400, 8, 7);
+        let base = refusals.base_at(8);
+        assert!((0.1..0.2).contains(&base), "{base}");
+        let mut load = false;
+        for i in 0..30 {
+            let refused = i % 10 < 6;
+            refusals.call(8, 8, refused);
+            if refused && refusals.judge(8, 8) == Judged::Load {
+                load = true;
+                break;
+            }
+        }
+        assert!(load);
     }
 }
