@@ -765,6 +765,7 @@ mod slots;
 mod spawn;
 mod stats;
 mod sync;
+mod tenants;
 #[cfg(all(test, not(loom)))]
 mod tests;
 mod time;
@@ -790,6 +791,9 @@ pub use crate::shed::{NotRun, Rejected, Shed};
 pub use crate::spawn::SmolGlobal;
 pub use crate::spawn::{Spawnable, Spawned, Spawner};
 pub use crate::stats::Stats;
+pub use crate::tenants::{
+    FairShare, FixedTenants, TenantOf, TenantShares, TenantStats, Tenanted, Tenants,
+};
 #[cfg(feature = "tokio")]
 pub use crate::time::TokioTimer;
 pub use crate::time::{Cancelled, Deadline, DeadlineOf, DeadlinePassed, Late, Timer, Unfinished};

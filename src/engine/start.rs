@@ -102,6 +102,13 @@ impl<R: Spec> Engine<R> {
                 self.note_rate_wait();
                 return None;
             }
+            if Self::RANKED {
+                // A rule that ranks the items chooses among every item the
+                // source has ready, not only those it happened to pull
+                // before: a tenant whose item arrived while the workers
+                // were busy competes for this start (both modes alike).
+                self.fill_places(io);
+            }
             if let Some(at) = self.pick(None) {
                 let (pulled, future, seat) = self.unqueue(at);
                 let Ok(future) = self.unless_late(future, seat) else {
@@ -210,6 +217,18 @@ impl<R: Spec> Engine<R> {
             let seat = self.seated().then(|| self.held.begin());
             self.shed_one(future, seat);
             shed = true;
+        }
+    }
+
+    /// Pulls into the free waiting places until the source has nothing
+    /// ready.
+    #[inline(never)]
+    fn fill_places(&mut self, io: &mut impl Io<R>) {
+        while self.may_queue_admitted() {
+            let Some(future) = self.pull(io) else {
+                return;
+            };
+            self.queue(future, None);
         }
     }
 
@@ -357,7 +376,20 @@ impl<R: Spec> Engine<R> {
             None
         };
         self.admission.unqueued(R::job(&future));
+        self.unblock_source();
         (pulled, future, seat)
+    }
+
+    /// A tenant's waiting places freed, or one has nothing left
+    /// ([`crate::tenants`]): its source may have an item, or a tenant, to
+    /// give, though it said `Pending` (it was not polled for them). Nothing
+    /// but this engine would wake it, so it may be pulled again at once.
+    /// Compiles away for every other stream.
+    #[inline(always)]
+    pub(super) fn unblock_source(&mut self) {
+        if self.admission.take_unblocked() {
+            self.life.source_woke();
+        }
     }
 
     /// Counts `future` as started, at input position `seat` if it took one
