@@ -792,7 +792,8 @@ pub use crate::spawn::SmolGlobal;
 pub use crate::spawn::{Spawnable, Spawned, Spawner};
 pub use crate::stats::Stats;
 pub use crate::tenants::{
-    FairShare, FixedTenants, TenantOf, TenantShares, TenantStats, Tenanted, Tenants,
+    ErrorOf, FairShare, Fallible, FixedTenants, TenantOf, TenantShares, TenantStats, Tenanted,
+    Tenants,
 };
 #[cfg(feature = "tokio")]
 pub use crate::time::TokioTimer;

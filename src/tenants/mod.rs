@@ -21,6 +21,7 @@ mod source;
 mod watch;
 
 pub use self::fair::FairShare;
+pub(crate) use self::share::Share;
 pub use self::share::{TenantOf, Tenanted};
-pub use self::source::{FixedTenants, Tenants};
+pub use self::source::{ErrorOf, Fallible, FixedTenants, Tenants};
 pub use self::watch::{TenantShares, TenantStats};

@@ -15,7 +15,7 @@ use super::fair::FairShare;
 use super::share::{Share, Tenanted};
 use super::watch::{Registry, TenantShares, register, unregister};
 use crate::clock::Untimed;
-use crate::{BoundedBuffered, BoundedStreamExt};
+use crate::{BoundedBuffered, BoundedStreamExt, TryBoundedBuffered};
 
 /// A tenant held by the source.
 struct Held<K, S> {
@@ -278,6 +278,20 @@ impl<K, S, J> Tenants<K, S, J> {
         TenantShares::new(Arc::clone(&self.registry))
     }
 
+    /// Gives each tenant `waiting` places (at least one), and says how many
+    /// that makes for all the tenants that may be held at once.
+    #[track_caller]
+    fn budgeted(mut self, waiting: usize) -> (Self, usize) {
+        self.room = waiting.max(1);
+        for held in &self.held {
+            held.share.set_room(self.room);
+        }
+        let Some(total) = self.room.checked_mul(self.max_held()) else {
+            panic!("`Tenants::bounded`: `waiting × max_tenants` overflows");
+        };
+        (self, total)
+    }
+
     /// The tenants' bound on how many are held at once.
     fn max_held(&self) -> usize {
         self.max_tenants.unwrap_or(self.held.len()).max(1)
@@ -316,19 +330,109 @@ where
     /// ```
     #[track_caller]
     pub fn bounded(
-        mut self,
+        self,
         workers: usize,
         waiting: usize,
     ) -> BoundedBuffered<Self, Untimed, Infallible, FairShare<K>> {
-        self.room = waiting.max(1);
-        for held in &self.held {
-            held.share.set_room(self.room);
-        }
-        let Some(total) = self.room.checked_mul(self.max_held()) else {
-            panic!("`Tenants::bounded`: `waiting × max_tenants` overflows");
-        };
-        let cap = self.cap;
-        BoundedStreamExt::bounded(self, workers, total).fair_shares(FairShare::new(cap))
+        let (tenants, total) = self.budgeted(waiting);
+        let cap = tenants.cap;
+        BoundedStreamExt::bounded(tenants, workers, total).fair_shares(FairShare::new(cap))
+    }
+}
+
+impl<K, S, J> Tenants<K, S, J>
+where
+    K: Send + Sync + 'static,
+    S: Stream<Item: Future>,
+    J: Stream<Item = (K, u32, S)>,
+{
+    /// Like [`bounded`](Self::bounded), for tenants whose futures are
+    /// fallible, failing fast: the first `Err` of any tenant's future ends
+    /// the whole run, as with [`try_bounded`](crate::BoundedStreamExt::try_bounded)
+    /// (a tenant whose errors must not stop the others returns them as
+    /// `Ok` outputs instead). The tenants' sources themselves do not fail.
+    ///
+    /// # Panics
+    ///
+    /// As [`bounded`](Self::bounded).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::Tenants;
+    /// use futures::future::ready;
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let outputs: Vec<Result<u32, &str>> = Tenants::new()
+    ///     .with("a", 1, stream::iter(vec![ready(Ok(1)), ready(Err("broken")), ready(Ok(3))]))
+    ///     .try_bounded(1, 0)
+    ///     .collect()
+    ///     .await;
+    /// assert_eq!(outputs, [Ok(1), Err("broken")]);
+    /// # });
+    /// ```
+    #[track_caller]
+    pub fn try_bounded<T, E>(
+        self,
+        workers: usize,
+        waiting: usize,
+    ) -> TryBoundedBuffered<Fallible<Self>, Untimed, Infallible, FairShare<K>>
+    where
+        S::Item: Future<Output = Result<T, E>>,
+    {
+        let (tenants, total) = self.budgeted(waiting);
+        let cap = tenants.cap;
+        BoundedStreamExt::try_bounded(Fallible { tenants }, workers, total)
+            .fair_shares(FairShare::new(cap))
+    }
+}
+
+pin_project! {
+    /// A [`Tenants`] stream whose futures are fallible, as
+    /// [`Tenants::try_bounded`] runs it: each item is `Ok`, since the
+    /// tenants' sources themselves do not fail.
+    #[must_use = "streams do nothing unless polled"]
+    pub struct Fallible<T> {
+        #[pin]
+        tenants: T,
+    }
+}
+
+/// The error type of a `Result` (what [`Fallible`]'s items fail with).
+pub trait ErrorOf: crate::admission::sealed::Sealed {
+    /// The `E` of `Result<T, E>`.
+    type Error;
+}
+
+impl<T, E> crate::admission::sealed::Sealed for Result<T, E> {}
+
+impl<T, E> ErrorOf for Result<T, E> {
+    type Error = E;
+}
+
+impl<K, S, J> Stream for Fallible<Tenants<K, S, J>>
+where
+    S: Stream<Item: Future<Output: ErrorOf>>,
+    J: Stream<Item = (K, u32, S)>,
+{
+    type Item = Result<Tenanted<K, S::Item>, <<S::Item as Future>::Output as ErrorOf>::Error>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.project()
+            .tenants
+            .poll_next(cx)
+            .map(|item| item.map(Ok))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.tenants.size_hint()
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for Fallible<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.tenants.fmt(f)
     }
 }
 

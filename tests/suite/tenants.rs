@@ -11,8 +11,8 @@
 use std::ops::Range;
 
 use bounded_buffered::Tenants;
-use futures::StreamExt;
 use futures::stream::BoxStream;
+use futures::{FutureExt, StreamExt};
 use support::{Gate, Gates, both_modes, drive};
 
 /// A tenant's source: the gates `ids`, pulled one at a time.
@@ -249,4 +249,79 @@ both_modes! {
         run.drop_stream();
         gates.check_all_dropped_once_of(2);
     }
+}
+
+/// A tenant's source of fallible gates: gate `id` fails (`Err(id)`) when
+/// `id` is in `failing`.
+fn fallible(
+    gates: &Gates,
+    ids: Range<usize>,
+    failing: &'static [usize],
+) -> BoxStream<'static, futures::future::BoxFuture<'static, Result<usize, usize>>> {
+    gates
+        .range_source(ids)
+        .map(move |gate| {
+            gate.map(move |id| {
+                if failing.contains(&id) {
+                    Err(id)
+                } else {
+                    Ok(id)
+                }
+            })
+            .boxed()
+        })
+        .boxed()
+}
+
+both_modes! {
+    /// Point 35 with fail fast (point 12): one tenant's failing future ends
+    /// the whole run; what completed before is yielded, the error last, and
+    /// every future of every tenant is dropped exactly once.
+    fn a_failing_item_of_one_tenant_fails_the_run_fast(mode) {
+        let gates = Gates::new();
+        let tenants = Tenants::new()
+            .with('a', 1, fallible(&gates, 0..5, &[]))
+            .with('b', 1, fallible(&gates, 10..15, &[11]));
+        let mut run = drive!(mode, tenants.try_bounded(2, 1));
+        assert!(run.take_ready().is_empty());
+        assert_eq!(started(&gates, 20), [0, 10]);
+        gates.open(0);
+        assert_eq!(run.take_ready(), [Ok(0)]);
+        gates.open(10);
+        gates.open(11);
+        let rest = run.take_to_end();
+        assert_eq!(rest.last(), Some(&Err(11)), "the error comes last: {rest:?}");
+        assert!(rest[..rest.len() - 1].iter().all(Result::is_ok));
+        run.drop_stream();
+        gates.check_all_dropped_once_of(2);
+    }
+}
+
+/// Point 11: bad tenants' input panics at the caller's line.
+#[test]
+fn bad_tenant_input_panics_at_the_callers_line() {
+    use crate::api::panic_location;
+    let gates = Gates::new();
+    let here = |line: u32| (file!().to_owned(), line);
+    let one = || Tenants::new().with('a', 1, tenant(&gates, 0..1));
+    let none = || futures::stream::empty::<(char, u32, BoxStream<'static, Gate>)>();
+    let line = line!() + 1;
+    let at = panic_location(|| drop(one().with('b', 0, tenant(&gates, 1..2))));
+    assert_eq!(at, here(line), "weight 0");
+    let line = line!() + 1;
+    let at = panic_location(|| drop(one().cap(0)));
+    assert_eq!(at, here(line), "cap 0");
+    let line = line!() + 1;
+    let at = panic_location(|| drop(Tenants::joining(0, none())));
+    assert_eq!(at, here(line), "max_tenants 0");
+    let line = line!() + 1;
+    let at = panic_location(|| drop(one().bounded(0, 1)));
+    assert_eq!(at, here(line), "workers 0");
+    let line = line!() + 1;
+    let at = panic_location(|| drop(Tenants::joining(2, none()).bounded(1, usize::MAX)));
+    assert_eq!(at, here(line), "waiting × max_tenants overflows");
+    let full = || Tenants::joining(1, none()).with('a', 1, tenant(&gates, 0..1));
+    let line = line!() + 1;
+    let at = panic_location(|| drop(full().with('b', 1, tenant(&gates, 1..2))));
+    assert_eq!(at, here(line), "more tenants than max_tenants");
 }
