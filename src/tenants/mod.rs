@@ -21,6 +21,7 @@ mod source;
 mod watch;
 
 pub use self::fair::FairShare;
+#[cfg(test)]
 pub(crate) use self::share::Share;
 pub use self::share::{TenantOf, Tenanted};
 pub use self::source::{ErrorOf, Fallible, FixedTenants, Tenants};

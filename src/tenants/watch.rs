@@ -55,7 +55,10 @@ impl<K> TenantShares<K> {
     }
 
     /// Each tenant held now, in the order they arrived, with its counts. A
-    /// tenant that left is no longer listed.
+    /// tenant is listed until the source lets it go: when the source is
+    /// next polled after its own source ended and nothing of it waits or
+    /// runs (so the tenants of a finished run stay listed, with their
+    /// final counts).
     pub fn stats(&self) -> Vec<TenantStats<K>>
     where
         K: Clone,
