@@ -9,7 +9,6 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use futures_core::Stream;
-use pin_project_lite::pin_project;
 
 use super::fair::FairShare;
 use super::share::{Share, Tenanted};
@@ -25,79 +24,76 @@ struct Held<K, S> {
     stream: Option<Pin<Box<S>>>,
 }
 
-pin_project! {
-    /// Several sources, one per tenant, each with a key and a weight, run
-    /// with fair shares of one `workers` budget and a `waiting` budget each.
-    ///
-    /// Build it with [`new`](Self::new) (a fixed set, each added with
-    /// [`with`](Self::with)) or [`joining`](Self::joining) (tenants that
-    /// arrive while it runs), then run it with [`bounded`](Self::bounded):
-    ///
-    /// - **`workers`** is shared: at most this many items run at once, of all
-    ///   tenants together.
-    /// - **`waiting`** is per tenant: each tenant has its own waiting
-    ///   places, at least one (`0` counts as one, as with keys), and one
-    ///   tenant's backlog never takes another's. The source is pulled from
-    ///   a tenant only while it has a free place.
-    /// - **Fair starts**: when a worker frees, it starts the oldest waiting
-    ///   item of the tenant the fair-share rule picks, so that tenants that
-    ///   stay busy get starts in proportion to their weights, within one
-    ///   start each; see [Fair shares](crate::guide::tenants). No worker is
-    ///   ever idle while a tenant has an item its cap allows.
-    /// - **A cap** ([`cap`](Self::cap)), optionally: at most this many items
-    ///   of one tenant run at once.
-    ///
-    /// With every future blocked, the source has given at most
-    /// `workers + waiting × tenants` items (at most `cap + waiting` of one
-    /// tenant), where `tenants` is how many are held: at most
-    /// `max_tenants`, or the fixed set's size. A tenant is held from when
-    /// it is added until its source ended and none of its items waits or
-    /// runs.
-    ///
-    /// The result is a [`BoundedBuffered`], so every setting composes:
-    /// `.ordered(window)` yields in the order items were pulled, which is
-    /// each tenant's input order, tenants interleaved as they were pulled;
-    /// `max_wait`, deadlines, `shed`, `limits`, `timed`, `metrics` and
-    /// `spawn_on` apply to every tenant's items alike. An item handed back
-    /// unstarted is a [`Tenanted`], which says whose it was.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bounded_buffered::Tenants;
-    /// use futures::{Stream, StreamExt, stream};
-    ///
-    /// // Every tenant's source has one type: here, one function makes them.
-    /// fn jobs(tenant: &'static str, count: u32) -> impl Stream<Item = impl Future<Output = (&'static str, u32)>> {
-    ///     stream::iter(0..count).map(move |n| async move { (tenant, n) })
-    /// }
-    ///
-    /// # futures::executor::block_on(async {
-    /// let done: Vec<(&str, u32)> = Tenants::new()
-    ///     .with("batch", 1, jobs("batch", 100))
-    ///     .with("interactive", 2, jobs("interactive", 10))
-    ///     .bounded(4, 8) // 4 workers shared; 8 waiting places per tenant
-    ///     .collect()
-    ///     .await;
-    /// assert_eq!(done.len(), 110);
-    /// # });
-    /// ```
-    #[must_use = "streams do nothing unless polled"]
-    pub struct Tenants<K, S, J = FixedTenants<K, S>> {
-        held: Vec<Held<K, S>>,
-        // Slots of tenants that left, for the next to arrive.
-        free: Vec<usize>,
-        // The tenant polled first next time (round robin).
-        cursor: usize,
-        #[pin]
-        joining: J,
-        joining_done: bool,
-        max_tenants: Option<usize>,
-        cap: usize,
-        room: usize,
-        // The tenants held, for `shares`.
-        registry: Registry<K>,
-    }
+/// Several sources, one per tenant, each with a key and a weight, run
+/// with fair shares of one `workers` budget and a `waiting` budget each.
+///
+/// Build it with [`new`](Self::new) (a fixed set, each added with
+/// [`with`](Self::with)) or [`joining`](Self::joining) (tenants that
+/// arrive while it runs), then run it with [`bounded`](Self::bounded):
+///
+/// - **`workers`** is shared: at most this many items run at once, of all
+///   tenants together.
+/// - **`waiting`** is per tenant: each tenant has its own waiting
+///   places, at least one (`0` counts as one, as with keys), and one
+///   tenant's backlog never takes another's. The source is pulled from
+///   a tenant only while it has a free place.
+/// - **Fair starts**: when a worker frees, it starts the oldest waiting
+///   item of the tenant the fair-share rule picks, so that tenants that
+///   stay busy get starts in proportion to their weights, within one
+///   start each; see [Fair shares](crate::guide::tenants). No worker is
+///   ever idle while a tenant has an item its cap allows.
+/// - **A cap** ([`cap`](Self::cap)), optionally: at most this many items
+///   of one tenant run at once.
+///
+/// With every future blocked, the source has given at most
+/// `workers + waiting × tenants` items (at most `cap + waiting` of one
+/// tenant), where `tenants` is how many are held: at most
+/// `max_tenants`, or the fixed set's size. A tenant is held from when
+/// it is added until its source ended and none of its items waits or
+/// runs.
+///
+/// The result is a [`BoundedBuffered`], so every setting composes:
+/// `.ordered(window)` yields in the order items were pulled, which is
+/// each tenant's input order, tenants interleaved as they were pulled;
+/// `max_wait`, deadlines, `shed`, `limits`, `timed`, `metrics` and
+/// `spawn_on` apply to every tenant's items alike. An item handed back
+/// unstarted is a [`Tenanted`], which says whose it was.
+///
+/// # Examples
+///
+/// ```
+/// use bounded_buffered::Tenants;
+/// use futures::{Stream, StreamExt, stream};
+///
+/// // Every tenant's source has one type: here, one function makes them.
+/// fn jobs(tenant: &'static str, count: u32) -> impl Stream<Item = impl Future<Output = (&'static str, u32)>> {
+///     stream::iter(0..count).map(move |n| async move { (tenant, n) })
+/// }
+///
+/// # futures::executor::block_on(async {
+/// let done: Vec<(&str, u32)> = Tenants::new()
+///     .with("batch", 1, jobs("batch", 100))
+///     .with("interactive", 2, jobs("interactive", 10))
+///     .bounded(4, 8) // 4 workers shared; 8 waiting places per tenant
+///     .collect()
+///     .await;
+/// assert_eq!(done.len(), 110);
+/// # });
+/// ```
+#[must_use = "streams do nothing unless polled"]
+pub struct Tenants<K, S, J = FixedTenants<K, S>> {
+    held: Vec<Held<K, S>>,
+    // Slots of tenants that left, for the next to arrive.
+    free: Vec<usize>,
+    // The tenant polled first next time (round robin).
+    cursor: usize,
+    joining: Pin<Box<J>>,
+    joining_done: bool,
+    max_tenants: Option<usize>,
+    cap: usize,
+    room: usize,
+    // The tenants held, for `shares`.
+    registry: Registry<K>,
 }
 
 impl<K, S> Tenants<K, S> {
@@ -124,7 +120,7 @@ impl<K, S> Tenants<K, S> {
             held: Vec::new(),
             free: Vec::new(),
             cursor: 0,
-            joining: FixedTenants(PhantomData),
+            joining: Box::pin(FixedTenants(PhantomData)),
             joining_done: true,
             max_tenants: None,
             cap: usize::MAX,
@@ -179,7 +175,7 @@ impl<K, S, J> Tenants<K, S, J> {
             held: Vec::new(),
             free: Vec::new(),
             cursor: 0,
-            joining: tenants,
+            joining: Box::pin(tenants),
             joining_done: false,
             max_tenants: Some(max_tenants),
             cap: usize::MAX,
@@ -388,15 +384,12 @@ where
     }
 }
 
-pin_project! {
-    /// A [`Tenants`] stream whose futures are fallible, as
-    /// [`Tenants::try_bounded`] runs it: each item is `Ok`, since the
-    /// tenants' sources themselves do not fail.
-    #[must_use = "streams do nothing unless polled"]
-    pub struct Fallible<T> {
-        #[pin]
-        tenants: T,
-    }
+/// A [`Tenants`] stream whose futures are fallible, as
+/// [`Tenants::try_bounded`] runs it: each item is `Ok`, since the tenants'
+/// sources themselves do not fail.
+#[must_use = "streams do nothing unless polled"]
+pub struct Fallible<T> {
+    tenants: T,
 }
 
 /// The error type of a `Result` (what [`Fallible`]'s items fail with).
@@ -419,8 +412,7 @@ where
     type Item = Result<Tenanted<K, S::Item>, <<S::Item as Future>::Output as ErrorOf>::Error>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        self.project()
-            .tenants
+        Pin::new(&mut self.get_mut().tenants)
             .poll_next(cx)
             .map(|item| item.map(Ok))
     }
@@ -444,10 +436,10 @@ where
     type Item = Tenanted<K, S::Item>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let mut this = self.project();
+        let this = self.get_mut();
         loop {
             // Tenants whose source ended and that have nothing left go.
-            let (free, registry) = (&mut *this.free, &*this.registry);
+            let (free, registry) = (&mut this.free, &this.registry);
             this.held.retain(|held| {
                 let gone = held.stream.is_none() && held.share.is_idle();
                 if gone {
@@ -458,7 +450,7 @@ where
             });
             // New tenants, while fewer than the bound are held.
             let max = this.max_tenants.unwrap_or(usize::MAX);
-            while !*this.joining_done && this.held.len() < max {
+            while !this.joining_done && this.held.len() < max {
                 match this.joining.as_mut().poll_next(cx) {
                     Poll::Ready(Some((key, weight, source))) => {
                         assert!(
@@ -466,13 +458,13 @@ where
                             "`Tenants::joining`: a tenant arrived with weight 0"
                         );
                         let slot = this.free.pop().unwrap_or(this.held.len() + this.free.len());
-                        let share = Arc::new(Share::new(key, weight, slot, *this.room));
+                        let share = Arc::new(Share::new(key, weight, slot, this.room));
                         this.held.push(Held {
                             share,
                             stream: Some(Box::pin(source)),
                         });
                     }
-                    Poll::Ready(None) => *this.joining_done = true,
+                    Poll::Ready(None) => this.joining_done = true,
                     Poll::Pending => break,
                 }
             }
@@ -480,7 +472,7 @@ where
             let count = this.held.len();
             let mut left = false;
             for turn in 0..count {
-                let at = (*this.cursor + turn) % count;
+                let at = (this.cursor + turn) % count;
                 let held = &mut this.held[at];
                 let Some(stream) = &mut held.stream else {
                     continue;
@@ -490,7 +482,7 @@ where
                 }
                 match stream.as_mut().poll_next(cx) {
                     Poll::Ready(Some(future)) => {
-                        *this.cursor = at + 1;
+                        this.cursor = at + 1;
                         return Poll::Ready(Some(Tenanted::new(Arc::clone(&held.share), future)));
                     }
                     Poll::Ready(None) => {
@@ -500,11 +492,11 @@ where
                     Poll::Pending => {}
                 }
             }
-            if *this.joining_done && this.held.iter().all(|held| held.stream.is_none()) {
+            if this.joining_done && this.held.iter().all(|held| held.stream.is_none()) {
                 return Poll::Ready(None);
             }
             // A tenant that left makes room for one more: look again.
-            if !left || *this.joining_done {
+            if !left || this.joining_done {
                 return Poll::Pending;
             }
         }
