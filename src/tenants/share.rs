@@ -150,3 +150,20 @@ impl<K, F> TenantOf<K> for Tenanted<K, F> {
         &self.share
     }
 }
+
+/// A tenant's item nests what it holds: a [`Weighted`](crate::Weighted)
+/// future keeps its weight for the weight budgets, a
+/// [`Deadline`](crate::Deadline) its deadline for `item_deadlines`.
+impl<K, F: crate::WeightOf> crate::WeightOf for Tenanted<K, F> {
+    #[inline]
+    fn weight_of(&self) -> u64 {
+        self.future.weight_of()
+    }
+}
+
+impl<K, F: crate::DeadlineOf> crate::DeadlineOf for Tenanted<K, F> {
+    #[inline]
+    fn deadline_of(&self) -> std::time::Instant {
+        self.future.deadline_of()
+    }
+}

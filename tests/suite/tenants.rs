@@ -325,3 +325,63 @@ fn bad_tenant_input_panics_at_the_callers_line() {
     let at = panic_location(|| drop(full().with('b', 1, tenant(&gates, 1..2))));
     assert_eq!(at, here(line), "more tenants than max_tenants");
 }
+
+both_modes! {
+    /// Points 32 and 35: the run's deadline stops every tenant at once; each
+    /// waiting item comes back late, never polled, saying whose it was; the
+    /// running ones are cancelled; the tenants' sources are pulled no more.
+    fn the_runs_deadline_hands_back_each_tenants_waiting_items(mode) {
+        use bounded_buffered::Unfinished;
+        use support::{HandTimer, advance_timers, ms, now, reset_clock, reset_timers};
+        reset_clock();
+        reset_timers();
+        let gates = Gates::new();
+        let tenants = Tenants::new()
+            .with('a', 1, tenant(&gates, 0..5))
+            .with('b', 1, tenant(&gates, 10..15));
+        let mut run = drive!(mode, tenants.bounded(2, 1).timer(HandTimer).deadline(now() + ms(10)));
+        assert!(run.take_ready().is_empty());
+        assert_eq!(started(&gates, 20), [0, 10]);
+        advance_timers(ms(10));
+        let mut late = Vec::new();
+        let mut cancelled = 0;
+        let mut ended = false;
+        for outcome in run.take_to_end() {
+            match outcome {
+                Err(Unfinished::Late(item)) => {
+                    let item = item.into_inner();
+                    late.push((*item.tenant(), item.into_inner().id()));
+                }
+                Err(Unfinished::Cancelled(_)) => cancelled += 1,
+                Err(Unfinished::Deadline(_)) => ended = true,
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        late.sort_unstable();
+        assert_eq!(late, [('a', 1), ('b', 11)]);
+        assert_eq!((cancelled, ended), (2, true));
+        assert_eq!((gates.polls(1), gates.polls(11)), (0, 0), "never polled");
+        assert_eq!(gates.pulled(), 4, "nothing pulled from the deadline on");
+        run.drop_stream();
+        gates.check_all_dropped_once_of(2);
+    }
+
+    /// Points 28 and 35: a tenant's items keep their weights: the running
+    /// weight bounds every tenant's items together.
+    fn weighted_items_of_tenants_keep_the_weight_budget(mode) {
+        let gates = Gates::new();
+        let heavy = |ids: Range<usize>| -> BoxStream<'static, bounded_buffered::Weighted<Gate>> {
+            gates.range_source(ids).map(|gate| bounded_buffered::Weighted::new(3, gate)).boxed()
+        };
+        let tenants = Tenants::new().with('a', 1, heavy(0..4)).with('b', 1, heavy(10..14));
+        let mut run = drive!(mode, tenants.bounded(4, 1).max_running_weight(6));
+        assert!(run.take_ready().is_empty());
+        assert_eq!(started(&gates, 20), [0, 10], "weight 3 + 3 = 6: two run");
+        assert_eq!(run.stats().running_weight, 6);
+        let outputs = finish(&mut run, &gates, [0..4, 10..14]);
+        assert_eq!(outputs.len(), 8);
+        assert_eq!(run.stats().peak_running_weight, 6);
+        run.drop_stream();
+        gates.check_all_dropped_once_of(2);
+    }
+}
