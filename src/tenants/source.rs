@@ -452,17 +452,13 @@ where
             let max = this.max_tenants.unwrap_or(usize::MAX);
             while !this.joining_done && this.held.len() < max {
                 match this.joining.as_mut().poll_next(cx) {
-                    Poll::Ready(Some((key, weight, source))) => {
+                    Poll::Ready(Some(tenant)) => {
                         assert!(
-                            weight > 0,
+                            tenant.1 > 0,
                             "`Tenants::joining`: a tenant arrived with weight 0"
                         );
-                        let slot = this.free.pop().unwrap_or(this.held.len() + this.free.len());
-                        let share = Arc::new(Share::new(key, weight, slot, this.room));
-                        this.held.push(Held {
-                            share,
-                            stream: Some(Box::pin(source)),
-                        });
+                        let parts = (&mut this.held, &mut this.free, &this.registry);
+                        admit(parts, this.room, tenant);
                     }
                     Poll::Ready(None) => this.joining_done = true,
                     Poll::Pending => break,

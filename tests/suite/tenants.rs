@@ -203,9 +203,14 @@ both_modes! {
         joins.push((0, 1, tenant(&gates, 0..2)));
         joins.push((1, 1, tenant(&gates, 10..20)));
         joins.push((2, 1, tenant(&gates, 20..30)));
-        let mut run = drive!(mode, Tenants::joining(2, arrivals).bounded(2, 1));
+        let tenants = Tenants::joining(2, arrivals);
+        let shares = tenants.shares();
+        let mut run = drive!(mode, tenants.bounded(2, 1));
         assert!(run.take_ready().is_empty());
         assert_eq!(joins.unread(), 1, "tenant 2 waits: two are held");
+        let held: Vec<(u32, usize, usize)> =
+            shares.stats().iter().map(|tenant| (tenant.tenant, tenant.running, tenant.waiting)).collect();
+        assert_eq!(held, [(0, 1, 1), (1, 1, 1)]);
         assert_eq!(pulled(&gates, 20..30), 0);
         // Tenant 0's two items run out; it leaves, and tenant 2 comes in.
         gates.open(0);
@@ -214,6 +219,8 @@ both_modes! {
         outputs.sort_unstable();
         assert_eq!(outputs, [0, 1]);
         assert_eq!(joins.unread(), 0, "tenant 2 taken in");
+        let held: Vec<u32> = shares.stats().iter().map(|tenant| tenant.tenant).collect();
+        assert_eq!(held, [1, 2], "tenant 0 left");
         assert!(pulled(&gates, 20..30) > 0);
         joins.close();
         let outputs = finish(&mut run, &gates, [10..20, 20..30]);

@@ -635,15 +635,7 @@ fn main() {
                         ms(snapshot.at),
                         snapshot.started
                     );
-                    if scenario == Scenario::Joining {
-                        // Known: tenants that arrive through `joining` are
-                        // never registered with `TenantShares` (the source's
-                        // `poll_next` takes them in without `register`), so
-                        // it lists none of them. Reported, not failed on.
-                        println!("{} {what}", if close { "ok  " } else { "WARN" });
-                    } else {
-                        checks.check(close, what);
-                    }
+                    checks.check(close, what);
                 }
                 if *config == Config::Fair {
                     notes.push(format!(
