@@ -177,7 +177,7 @@ impl<R: Spec> Engine<R> {
     const REJECTS: bool = <R::Unstarted as crate::expiry::Unstarted<R::Job>>::REJECTS;
     /// Whether the key rule ranks the items it allows (the fair shares of
     /// [`crate::Tenants`]).
-    const RANKED: bool = <R::Admission as crate::admission::Admits<R::Job>>::RANKED;
+    pub(crate) const RANKED: bool = <R::Admission as crate::admission::Admits<R::Job>>::RANKED;
     /// Whether the stream has deadlines (`deadline`, `item_deadlines`).
     pub(crate) const DEADLINES: bool =
         <R::Unstarted as crate::expiry::Unstarted<R::Job>>::DEADLINES;

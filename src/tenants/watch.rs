@@ -77,6 +77,51 @@ impl<K> TenantShares<K> {
     }
 }
 
+#[cfg(feature = "metrics")]
+impl<K: fmt::Display> TenantShares<K> {
+    /// Publishes each tenant held now through the `metrics` facade, to the
+    /// current recorder, labelled `stream = stream` and `tenant = ` the
+    /// key: the gauges `bounded_tenant_running` and
+    /// `bounded_tenant_waiting`, and the counters
+    /// `bounded_tenant_started_total` and `bounded_tenant_completed_total`
+    /// (set to the totals). Call it when you scrape, or on a timer: nothing
+    /// is published per item, and the series are as many as the tenants
+    /// held. A tenant that left is no longer published; its series keep
+    /// their last values in the recorder.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bounded_buffered::Tenants;
+    /// use futures::future::ready;
+    /// use futures::{StreamExt, stream};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let tenants = Tenants::new().with("a", 1, stream::iter(vec![ready(1), ready(2)]));
+    /// let shares = tenants.shares();
+    /// let mut run = tenants.bounded(1, 1);
+    /// run.next().await;
+    /// shares.publish("jobs"); // to the global recorder, if any
+    /// # });
+    /// ```
+    pub fn publish(&self, stream: &str) {
+        for share in lock(&self.registry).iter() {
+            let labels = [
+                ("stream", stream.to_owned()),
+                ("tenant", share.key.to_string()),
+            ];
+            metrics::gauge!("bounded_tenant_running", &labels)
+                .set(share.running.load(Relaxed) as f64);
+            metrics::gauge!("bounded_tenant_waiting", &labels)
+                .set(share.queued.load(Relaxed) as f64);
+            metrics::counter!("bounded_tenant_started_total", &labels)
+                .absolute(share.started.load(Relaxed));
+            metrics::counter!("bounded_tenant_completed_total", &labels)
+                .absolute(share.finished.load(Relaxed));
+        }
+    }
+}
+
 impl<K> Clone for TenantShares<K> {
     fn clone(&self) -> Self {
         Self {

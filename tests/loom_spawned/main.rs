@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::task::{Context, Poll, Waker};
 
-use bounded_buffered::{BoundedStreamExt, Keyed, Shed, Spawned};
+use bounded_buffered::{BoundedStreamExt, Keyed, Shed, Spawned, Tenants};
 use futures::future::BoxFuture;
 use futures::stream::{self, Stream, StreamExt};
 use loom::sync::{Mutex, Notify};
@@ -746,6 +746,41 @@ fn the_deadline_firing_while_a_worker_completes_loses_nothing() {
             assert_eq!(seen, [1, 1], "{out:?}");
             assert!(out.iter().all(Result::is_ok), "{out:?}");
         }
+        threads.join_all();
+    });
+}
+
+/// Tenants (contract point 35): tenant `a`'s waiting place is full while
+/// `b`'s source is pending, its waker held by the task that pulled. When
+/// `a`'s waiting item starts, the engine lets the source be pulled again
+/// though it said `Pending` (only the engine knows a place freed); a task
+/// that pulls then takes over the source's wakes, and `b`'s items, fed from
+/// another thread, must still reach a worker. A place freed that nobody
+/// pulls for, or a wake left with a task that no longer waits, leaves an
+/// item behind: a deadlock for loom.
+#[test]
+fn a_tenants_freed_place_and_another_tenants_wake_lose_nothing() {
+    model("tenants hand-off", || {
+        let threads = Threads::default();
+        let feed = Arc::new(Feed::default());
+        let a: stream::BoxStream<'static, YieldOnce> = yielding(2).boxed();
+        let b: stream::BoxStream<'static, YieldOnce> = FeedStream(Arc::clone(&feed)).boxed();
+        let stream = Tenants::new()
+            .with('a', 1, a)
+            .with('b', 1, b)
+            .bounded(1, 1)
+            .spawn_on(threads.spawner());
+        let feeder = {
+            let feed = Arc::clone(&feed);
+            thread::spawn(move || {
+                feed.push(Some(10));
+                feed.push(None);
+            })
+        };
+        let mut outputs = drain(stream, |_| {});
+        outputs.sort_unstable();
+        assert_eq!(outputs, [0, 1, 10]);
+        feeder.join().unwrap();
         threads.join_all();
     });
 }

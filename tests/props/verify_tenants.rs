@@ -38,14 +38,16 @@ fn case() -> impl Strategy<Value = Case> {
         prop::option::of(1..=6usize),
         prop::collection::vec(0..8usize, 64),
     )
-        .prop_map(|(tenants, workers, waiting, cap, window, completions)| Case {
-            tenants,
-            workers,
-            waiting,
-            cap,
-            window,
-            completions,
-        })
+        .prop_map(
+            |(tenants, workers, waiting, cap, window, completions)| Case {
+                tenants,
+                workers,
+                waiting,
+                cap,
+                window,
+                completions,
+            },
+        )
 }
 
 /// Item `i` of tenant `t` is gate `t * 100 + i`.
@@ -56,14 +58,26 @@ fn id(tenant: usize, item: usize) -> usize {
 fn check_at_rest(case: &Case, gates: &Gates, shares: &TenantShares<usize>, active: usize) {
     let room = case.waiting.max(1);
     let cap = case.cap.unwrap_or(usize::MAX);
-    assert!(active <= case.workers, "{active} running, {} workers", case.workers);
+    assert!(
+        active <= case.workers,
+        "{active} running, {} workers",
+        case.workers
+    );
     let mut conserving = true;
     for stats in shares.stats() {
         let t = stats.tenant;
         let items = case.tenants[t].1;
         let pulled = (0..items).filter(|&i| gates.was_pulled(id(t, i))).count();
-        assert!(stats.waiting <= room, "tenant {t}: {} waiting > {room}", stats.waiting);
-        assert!(stats.running <= cap, "tenant {t}: {} running > cap {cap}", stats.running);
+        assert!(
+            stats.waiting <= room,
+            "tenant {t}: {} waiting > {room}",
+            stats.waiting
+        );
+        assert!(
+            stats.running <= cap,
+            "tenant {t}: {} running > cap {cap}",
+            stats.running
+        );
         assert!(
             stats.waiting == room || pulled == items,
             "tenant {t}: {} of {room} places filled with {} of {items} items left",
@@ -73,7 +87,11 @@ fn check_at_rest(case: &Case, gates: &Gates, shares: &TenantShares<usize>, activ
         conserving &= stats.running >= cap || (stats.waiting == 0 && pulled == items);
     }
     if case.window.is_none() && active < case.workers {
-        assert!(conserving, "{active} of {} workers busy while a tenant could start", case.workers);
+        assert!(
+            conserving,
+            "{active} of {} workers busy while a tenant could start",
+            case.workers
+        );
     }
 }
 
@@ -102,7 +120,11 @@ fn run(mode: Mode, case: Case) {
             .flat_map(|t| (0..case.tenants[t].1).map(move |i| id(t, i)))
             .filter(|&gate| gates.is_started(gate) && !gates.is_finished(gate))
             .collect();
-        assert!(!running.is_empty(), "nothing runs and {} of {total} are out", outputs.len());
+        assert!(
+            !running.is_empty(),
+            "nothing runs and {} of {total} are out",
+            outputs.len()
+        );
         let pick = next.next().expect("cycled");
         gates.open(running[pick % running.len()]);
         outputs.extend(run.take_ready());
