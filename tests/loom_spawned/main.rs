@@ -751,13 +751,14 @@ fn the_deadline_firing_while_a_worker_completes_loses_nothing() {
 }
 
 /// Tenants (contract point 35): tenant `a`'s waiting place is full while
-/// `b`'s source is pending, its waker held by the task that pulled. When
-/// `a`'s waiting item starts, the engine lets the source be pulled again
-/// though it said `Pending` (only the engine knows a place freed); a task
-/// that pulls then takes over the source's wakes, and `b`'s items, fed from
-/// another thread, must still reach a worker. A place freed that nobody
-/// pulls for, or a wake left with a task that no longer waits, leaves an
-/// item behind: a deadlock for loom.
+/// `b`'s source is pending, its waker held by the task that pulled; `b`'s
+/// item is fed from another thread. A task that pulls while another is the
+/// source's waiter (the engine lets the source be pulled again when a
+/// tenant's place frees) takes over the source's wakes: no wake may be lost
+/// in that hand-over, and every item must reach a worker (a deadlock for
+/// loom otherwise). What this model does not reach: the pull that only the
+/// engine's hook makes after a freed place (it passes with the hook
+/// removed, as measured); `tests/props/verify_tenants.rs` catches that one.
 #[test]
 fn a_tenants_freed_place_and_another_tenants_wake_lose_nothing() {
     model("tenants hand-off", || {
