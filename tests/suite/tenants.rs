@@ -392,3 +392,30 @@ both_modes! {
         gates.check_all_dropped_once_of(2);
     }
 }
+
+both_modes! {
+    /// Points 10, 20 and 35: one tenant's source panics; the panic reaches
+    /// the consumer, the stream refuses further polls, and dropping it
+    /// drops every pulled future of every tenant, and every source, once.
+    fn a_panicking_tenant_source_propagates_and_drops_cleanly(mode) {
+        // b's source panics instead of yielding gate 12.
+        let gates = Gates::with_fault(support::Fault::SourceAt(12));
+        let tenants = Tenants::new()
+            .with('a', 1, tenant(&gates, 0..1))
+            .with('b', 1, tenant(&gates, 10..14));
+        let mut run = drive!(mode, tenants.bounded(2, 1));
+        assert!(run.take_ready().is_empty());
+        assert_eq!(started(&gates, 20), [0, 10]);
+        // b10 completes: b11 starts (a has nothing more), b's place frees,
+        // and b's source is pulled: it panics.
+        gates.open(10);
+        let message = support::caught(|| {
+            while let std::task::Poll::Ready(Some(_)) = run.poll() {}
+        })
+        .expect_err("the source's panic");
+        assert_eq!(message, format!("{} in the source at item 12", support::INJECTED));
+        run.check_refuses_polls();
+        run.drop_stream();
+        gates.check_all_dropped_once_of(2);
+    }
+}
