@@ -419,3 +419,14 @@ both_modes! {
         gates.check_all_dropped_once_of(2);
     }
 }
+
+/// A tenants stream is `Send` (and so can be spawned) when its keys and
+/// sources are, and `Unpin` whatever they are: it boxes what it pins.
+#[test]
+fn a_tenants_stream_is_send_and_unpin() {
+    fn send_and_unpin<T: Send + Unpin>(_: &T) {}
+    let gates = Gates::new();
+    let tenants = Tenants::new().with('a', 1, tenant(&gates, 0..1));
+    send_and_unpin(&tenants);
+    send_and_unpin(&tenants.bounded(1, 1));
+}
