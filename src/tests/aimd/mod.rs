@@ -1,0 +1,179 @@
+//! `Aimd` on scripted samples, one test per branch of its rule (see the type's
+//! documentation): slow start and its figure (outliers against the median, the
+//! items a round leaves out), a rise only once the figure has its samples, the
+//! measurement below a rise (held, or grown by a source that sets the load;
+//! started again after back-pressure), a rise the measurement confirms (the
+//! ceiling from what the service took) or does not (slow start goes on,
+//! doubling after two rounds); growth only when reached (twice in a row, or now
+//! and then by one), the warm-up after a change, a queue cut to what the
+//! service took, a small queue confirmed over two rounds, found to be noise, or
+//! shown by the rounds at one limit together, the ceiling held and probed, a
+//! stale ceiling climbed past, back-pressure and the refusals of a burst (a
+//! round it cuts short leaves nothing behind), outliers (not a queue, however
+//! many), completions slower than those in flight (not a queue either), the
+//! unloaded run time (learned only where no queue hides, lowered by a faster
+//! round, moved by a rise of the run time itself; cuts forgotten after a round
+//! with no queue), a measurement of more than 1 024 run times (of its latest),
+//! the room for run times reserved once, the clamps, the history, and the
+//! panics.
+
+use std::time::Duration;
+
+use crate::adaptive::{Controller, Sample};
+use crate::aimd::{Aimd, Decision, History};
+
+mod growth;
+mod queues;
+mod back_pressure;
+mod run_times;
+
+/// Feeds an `Aimd` sample by sample, keeping a clock in microseconds.
+struct Feed {
+    aimd: Aimd,
+    history: History,
+    /// When the last sample completed.
+    now: u64,
+}
+
+/// One sample: when it started and how long it ran, in microseconds.
+fn sample(started: u64, run: u64, saturated: bool, overload: bool, in_flight: usize) -> Sample {
+    Sample {
+        started: Duration::from_micros(started),
+        run: Duration::from_micros(run),
+        overload,
+        saturated,
+        limit: 0,
+        in_flight,
+    }
+}
+
+const MS: u64 = 1_000;
+
+impl Feed {
+    fn new(aimd: Aimd) -> Self {
+        let aimd = aimd.with_history(100_000);
+        let history = aimd.history().expect("recorded");
+        Self {
+            aimd,
+            history,
+            now: 1_000 * MS,
+        }
+    }
+
+    fn limit(&self) -> usize {
+        self.aimd.initial()
+    }
+
+    fn decisions(&self) -> usize {
+        self.history.rounds().len()
+    }
+
+    fn last(&self) -> Decision {
+        *self.history.rounds().last().expect("a decision")
+    }
+
+    /// Feeds the sample `make(i)` for i = 0, 1, ... until the controller
+    /// decides (a round, or a warm-up and then a round), at most 10,000.
+    fn until_decision(&mut self, mut make: impl FnMut(&mut Self, usize) -> Sample) -> Decision {
+        let before = self.decisions();
+        for i in 0..10_000 {
+            let sample = make(self, i);
+            self.now = self
+                .now
+                .max((sample.started + sample.run).as_micros() as u64);
+            self.aimd.sample(&sample);
+            if self.decisions() > before {
+                return self.last();
+            }
+        }
+        panic!("no decision in 10,000 samples");
+    }
+
+    /// Samples of `run` microseconds (the odd ones `odd` instead), that all
+    /// (or none) reached the limit, with as many in flight as the limit: the
+    /// limit's worth of them complete, evenly spread, within one run time.
+    fn round_of(&mut self, run: u64, odd: u64, saturated: bool) -> Decision {
+        self.until_decision(|feed, i| {
+            let limit = feed.limit() as u64;
+            let run = if i % 2 == 1 { odd } else { run };
+            let done = feed.now + run.max(odd) / limit;
+            sample(done - run, run, saturated, false, limit as usize)
+        })
+    }
+
+    /// Samples of `run` microseconds with `in_flight` in flight, that all
+    /// (or none) reached the limit, completing evenly over `span`, until a
+    /// decision.
+    fn over(&mut self, span: u64, run: u64, saturated: bool, in_flight: usize) -> Decision {
+        self.until_decision(|feed, _| {
+            let done = feed.now + span / in_flight as u64;
+            sample(done - run, run, saturated, false, in_flight)
+        })
+    }
+
+    /// A round of slow start right after a doubling: half of its first
+    /// completions are of items started before it, which ran 10 ms under the
+    /// old limit; the round's own, started after it, run `ms` each.
+    fn doubled_round(&mut self, ms: u64) -> Decision {
+        let doubled = self.now;
+        let limit = self.limit();
+        for i in 0..limit as u64 / 2 {
+            self.aimd
+                .sample(&sample(doubled - 5 * MS + i, 10 * MS, true, false, limit));
+        }
+        self.until_decision(|_, i| sample(doubled + i as u64, ms * MS, true, false, limit))
+    }
+
+    /// A round of 10 ms samples, one in `every` of which reached the limit.
+    fn reached_one_in(&mut self, every: usize) -> Decision {
+        self.until_decision(|feed, i| {
+            let limit = feed.limit() as u64;
+            let done = feed.now + 10 * MS / limit;
+            sample(
+                done - 10 * MS,
+                10 * MS,
+                i % every == 0,
+                false,
+                limit as usize,
+            )
+        })
+    }
+
+    /// From 1, slow start to 64 on rounds of `start` ms, then a round of
+    /// `rise` ms there, and its decision.
+    fn rise_at_64(start: u64, rise: u64) -> (Self, Decision) {
+        let mut feed = Feed::new(Aimd::new(1, 256).starting_at(1));
+        feed.slow_start_to(64, start);
+        let decision = feed.round(rise);
+        (feed, decision)
+    }
+
+    /// Slow start from where it is to `limit`, rounds of `ms` each.
+    fn slow_start_to(&mut self, limit: usize, ms: u64) {
+        while self.limit() < limit {
+            self.round(ms);
+        }
+        assert_eq!(self.limit(), limit);
+    }
+
+    /// A round of `ms` milliseconds each, the limit reached.
+    fn round(&mut self, ms: u64) -> Decision {
+        self.round_of(ms * MS, ms * MS, true)
+    }
+
+    /// Slow start to `limit` on samples of `even` and `odd` ms in turn, then
+    /// rounds that do not bind: the first ends slow start, and the settled
+    /// ones after it replace slow start's unloaded run time (32 samples) and
+    /// add to it.
+    fn settle_at(&mut self, limit: usize, even: u64, odd: u64) {
+        while self.limit() < limit {
+            self.round_of(even * MS, odd * MS, true);
+        }
+        assert_eq!(self.limit(), limit);
+        for _ in 0..6 {
+            assert_eq!(self.round_of(even * MS, odd * MS, false).limit, limit);
+        }
+        let base = Duration::from_micros((even + odd) * MS / 2);
+        assert_eq!(self.last().base, Some(base));
+    }
+}
