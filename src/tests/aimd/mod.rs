@@ -22,9 +22,9 @@ use std::time::Duration;
 use crate::adaptive::{Controller, Sample};
 use crate::aimd::{Aimd, Decision, History};
 
+mod back_pressure;
 mod growth;
 mod queues;
-mod back_pressure;
 mod run_times;
 
 /// Feeds an `Aimd` sample by sample, keeping a clock in microseconds.
