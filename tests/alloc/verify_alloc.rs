@@ -161,7 +161,12 @@ fn allocations_for(
             let tenants = (0..3u64).fold(Tenants::new(), |tenants, t| {
                 tenants.with(t, t as u32 + 1, tenant_source(items, t))
             });
-            let stream = tenants.cap(2).bounded(workers, waiting).ordered_if(window);
+            // A third of the waiting places each: as many in all as the
+            // other settings have (a pick looks at every waiting item).
+            let stream = tenants
+                .cap(2)
+                .bounded(workers, waiting.div_ceil(3))
+                .ordered_if(window);
             // Ordered, outputs come in pull order, which is not id order.
             drain(drive!(mode, stream), None, |id| id)
         }
