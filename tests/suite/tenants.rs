@@ -430,3 +430,61 @@ fn a_tenants_stream_is_send_and_unpin() {
     send_and_unpin(&tenants);
     send_and_unpin(&tenants.bounded(1, 1));
 }
+
+both_modes! {
+    /// Points 25, 21 and 35: a tenants stream's limits move like any
+    /// stream's (a lowered `workers` holds for every tenant together), and
+    /// `close` pulls from no tenant again while what was pulled finishes.
+    fn limits_and_close_apply_to_every_tenant_together(mode) {
+        let gates = Gates::new();
+        let tenants = Tenants::new()
+            .with('a', 1, tenant(&gates, 0..6))
+            .with('b', 1, tenant(&gates, 10..16));
+        let mut run = drive!(mode, tenants.bounded(3, 1));
+        assert!(run.take_ready().is_empty());
+        assert_eq!(run.stats().active, 3);
+        run.limits().set_workers(1);
+        // The three running finish; then one at a time, whichever tenant.
+        let mut outputs = Vec::new();
+        for id in started(&gates, 20) {
+            gates.open(id);
+        }
+        outputs.extend(run.take_ready());
+        assert_eq!(outputs.len(), 3);
+        assert_eq!(run.stats().active, 1);
+        let pulled = gates.pulled();
+        run.close();
+        let running: Vec<usize> =
+            started(&gates, 20).into_iter().filter(|&id| !gates.is_finished(id)).collect();
+        assert_eq!(running.len(), 1);
+        for id in (0..6).chain(10..16) {
+            gates.open(id);
+        }
+        outputs.extend(run.take_to_end());
+        assert_eq!(gates.pulled(), pulled, "nothing pulled after close");
+        assert_eq!(outputs.len(), pulled, "what was pulled finished");
+        assert_eq!(gates.counts().peak_running, 3);
+        run.drop_stream();
+        gates.check_all_dropped_once_of(2);
+    }
+}
+
+both_modes! {
+    /// Points 26 and 35: an adaptive controller sets the shared `workers`
+    /// of a tenants stream as of any stream: it starts at its minimum.
+    fn an_adaptive_limit_governs_every_tenant_together(mode) {
+        let gates = Gates::new();
+        let tenants = Tenants::new()
+            .with('a', 1, tenant(&gates, 0..4))
+            .with('b', 1, tenant(&gates, 10..14));
+        let aimd = bounded_buffered::Aimd::new(1, 4);
+        let mut run = drive!(mode, tenants.bounded(4, 1).adaptive(aimd, |_: &usize| false));
+        assert!(run.take_ready().is_empty());
+        assert_eq!(run.stats().workers_limit, 2, "Aimd starts at two");
+        assert_eq!(run.stats().active, 2);
+        let outputs = finish(&mut run, &gates, [0..4, 10..14]);
+        assert_eq!(outputs.len(), 8);
+        run.drop_stream();
+        gates.check_all_dropped_once_of(2);
+    }
+}
