@@ -139,6 +139,18 @@ impl<K: fmt::Debug> fmt::Debug for TenantShares<K> {
 }
 
 /// One tenant's counts ([`TenantShares::stats`]).
+///
+/// # Examples
+///
+/// ```
+/// use bounded_buffered::Tenants;
+/// use futures::future::ready;
+/// use futures::stream;
+///
+/// let tenants = Tenants::new().with("a", 3, stream::iter(vec![ready(1)]));
+/// let a = &tenants.shares().stats()[0];
+/// assert_eq!((a.tenant, a.weight, a.running, a.waiting, a.started, a.completed), ("a", 3, 0, 0, 0, 0));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TenantStats<K> {
