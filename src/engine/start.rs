@@ -201,12 +201,8 @@ impl<R: Spec> Engine<R> {
     fn fill_admitted(&mut self, io: &mut impl Io<R>) -> bool {
         let mut shed = false;
         loop {
-            if self.may_queue_admitted() {
-                let Some(future) = self.pull(io) else {
-                    return shed;
-                };
-                self.queue(future, None);
-                continue;
+            if !self.fill_places(io) {
+                return shed;
             }
             if self.may_start() || !self.may_shed() {
                 return shed;
@@ -220,16 +216,17 @@ impl<R: Spec> Engine<R> {
         }
     }
 
-    /// Pulls into the free waiting places until the source has nothing
-    /// ready.
+    /// Pulls into the free waiting places until they are full (`true`) or
+    /// the source has nothing ready (`false`).
     #[inline(never)]
-    fn fill_places(&mut self, io: &mut impl Io<R>) {
+    fn fill_places(&mut self, io: &mut impl Io<R>) -> bool {
         while self.may_queue_admitted() {
             let Some(future) = self.pull(io) else {
-                return;
+                return false;
             };
             self.queue(future, None);
         }
+        true
     }
 
     /// Whether one more item may start now: by the counts, and by the start

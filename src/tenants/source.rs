@@ -112,21 +112,7 @@ impl<K, S> Tenants<K, S> {
     /// # });
     /// ```
     pub fn new() -> Self {
-        Self::joining_none()
-    }
-
-    fn joining_none() -> Self {
-        Tenants {
-            held: Vec::new(),
-            free: Vec::new(),
-            cursor: 0,
-            joining: Box::pin(FixedTenants(PhantomData)),
-            joining_done: true,
-            max_tenants: None,
-            cap: usize::MAX,
-            room: 1,
-            registry: Registry::default(),
-        }
+        Self::with_arrivals(FixedTenants(PhantomData), None)
     }
 }
 
@@ -171,13 +157,20 @@ impl<K, S, J> Tenants<K, S, J> {
             max_tenants > 0,
             "`Tenants::joining`: `max_tenants` must be at least 1"
         );
+        Self::with_arrivals(tenants, Some(max_tenants))
+    }
+
+    /// No tenant yet; `arrivals` to come, at most `max_tenants` held (a
+    /// fixed set, `None`: as many as are added).
+    fn with_arrivals(arrivals: J, max_tenants: Option<usize>) -> Self {
         Tenants {
             held: Vec::new(),
             free: Vec::new(),
             cursor: 0,
-            joining: Box::pin(tenants),
-            joining_done: false,
-            max_tenants: Some(max_tenants),
+            joining: Box::pin(arrivals),
+            // A fixed set has no arrivals to poll.
+            joining_done: max_tenants.is_none(),
+            max_tenants,
             cap: usize::MAX,
             room: 1,
             registry: Registry::default(),
@@ -334,14 +327,7 @@ where
         let cap = tenants.cap;
         BoundedStreamExt::bounded(tenants, workers, total).fair_shares(FairShare::new(cap))
     }
-}
 
-impl<K, S, J> Tenants<K, S, J>
-where
-    K: Send + Sync + 'static,
-    S: Stream<Item: Future>,
-    J: Stream<Item = (K, u32, S)>,
-{
     /// Like [`bounded`](Self::bounded), for tenants whose futures are
     /// fallible, failing fast: the first `Err` of any tenant's future ends
     /// the whole run, as with [`try_bounded`](crate::BoundedStreamExt::try_bounded)
