@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The admission measurements (tools/admission): two tenants with and without
-# per_key, a byte-budgeted import against the counting allocator, a firehose
+# per_key, three tenants with fair shares (Tenants) against select_all with and
+# without per_key, a byte-budgeted import against the counting allocator, a firehose
 # with shed against back-pressure, a front end that answers "busy", and a
 # start quota (rate and burst) against governor's limiter. Each
 # runs on tokio's paused clock with seeded generators, so its table is the
@@ -8,13 +9,13 @@
 # exits non-zero if one of its checks fails. `cargo test` does not build them
 # (a workspace member outside `default-members`).
 #
-#   scripts/admission-bench.sh [binary...]    (default: all five)
+#   scripts/admission-bench.sh [binary...]    (default: all six)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 binaries=("$@")
 if [ ${#binaries[@]} -eq 0 ]; then
-    binaries=(tenants import firehose frontend rate)
+    binaries=(tenants fair import firehose frontend rate)
 fi
 
 build_args=()

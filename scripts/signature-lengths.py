@@ -24,12 +24,12 @@ import os
 import re
 import sys
 
-# The item wrappers `Keyed`, `Weighted` and `Deadline` are futures around the caller's
+# The item wrappers `Keyed`, `Weighted`, `Deadline` and `Tenanted` are futures around the caller's
 # future: they must pin-project it, which safe Rust gets only from a
 # pin-projection macro, and rustdoc shows the `Unpin` impl that macro writes.
 # (The streams box their source instead, once per stream; a wrapper made per
 # item cannot.) Listed, not failed.
-KNOWN = re.compile(r"Unpin for (Keyed|Weighted|Deadline)<")
+KNOWN = re.compile(r"Unpin for (Keyed|Weighted|Deadline|Tenanted)<")
 
 FORBIDDEN = [
     (re.compile(r"as (Policy|Clocking|Expiry|Run|Admission|Shedding)\b"), "a projection through an internal trait"),

@@ -154,6 +154,28 @@ pub trait KeyRule<F>: sealed::Sealed + Send + Sync + Unpin + 'static {
     /// Keys with an item running.
     #[doc(hidden)]
     fn keys_running(&self) -> usize;
+
+    /// Whether the rule orders the items it allows by a rank of its own
+    /// (the lowest starts first; ties to the oldest) instead of taking the
+    /// oldest: the fair shares of [`Tenants`](crate::Tenants).
+    #[doc(hidden)]
+    const RANKED: bool = false;
+
+    /// `item`'s rank, when [`RANKED`](Self::RANKED).
+    #[doc(hidden)]
+    #[inline(always)]
+    fn rank(&self, _item: &F) -> u128 {
+        0
+    }
+
+    /// Whether, since the last call, the source may have an item again that
+    /// it held back for the rule's sake (a tenant's waiting places filled):
+    /// the engine then lets the source be pulled before it wakes.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn take_unblocked(&mut self) -> bool {
+        false
+    }
 }
 
 /// Keys play no part (the default).

@@ -39,6 +39,9 @@ pub(crate) trait Admits<F>: Send + Sync + Unpin + 'static {
     /// Whether a key rule applies, and whether weight budgets do (what the
     /// `metrics` exporter publishes of them).
     const RULES: (bool, bool);
+    /// Whether the key rule ranks the items it allows
+    /// ([`KeyRule::RANKED`]).
+    const RANKED: bool;
 
     /// The waiting item a free worker starts: the oldest whose key is below
     /// its limit, if it fits the running weight. Weights go first come, first
@@ -81,6 +84,9 @@ pub(crate) trait Admits<F>: Send + Sync + Unpin + 'static {
     /// Every item is gone (fail fast): forget them all.
     fn clear(&mut self);
 
+    /// See [`KeyRule::take_unblocked`].
+    fn take_unblocked(&mut self) -> bool;
+
     /// Keys with an item running, the waiting items whose key is at its limit
     /// among `waiting`, and the weights in use (see [`WeightRule::in_use`]).
     fn report<'a>(&self, waiting: impl Iterator<Item = &'a F>) -> (usize, usize, [u64; 4])
@@ -88,16 +94,45 @@ pub(crate) trait Admits<F>: Send + Sync + Unpin + 'static {
         F: 'a;
 }
 
+impl<Q, W> Admission<Q, W> {
+    /// [`Admits::pick`] for a rule with ranks: of the items the keys and the
+    /// window allow, the lowest rank (the oldest of equals); weights then go
+    /// first come, first served in that order, as they do in input order.
+    #[inline(never)]
+    fn pick_ranked<'a, F: 'a>(&self, items: impl Iterator<Item = (&'a F, bool)>) -> Option<usize>
+    where
+        Q: KeyRule<F>,
+        W: WeightRule<F>,
+    {
+        let mut best: Option<(u128, usize, &F)> = None;
+        for (index, (item, in_window)) in items.enumerate() {
+            if !in_window || !self.keys.may_start(item) {
+                continue;
+            }
+            let rank = self.keys.rank(item);
+            if best.is_none_or(|(lowest, _, _)| rank < lowest) {
+                best = Some((rank, index, item));
+            }
+        }
+        let (_, index, item) = best?;
+        self.weights.may_start(item).then_some(index)
+    }
+}
+
 impl<F, Q: KeyRule<F>, W: WeightRule<F>> Admits<F> for Admission<Q, W> {
     type Ticket = (Q::Ticket, W::Ticket);
     const APPLIES: bool = Q::KEYED || W::WEIGHTED;
     const RULES: (bool, bool) = (Q::KEYED, W::WEIGHTED);
+    const RANKED: bool = Q::RANKED;
 
     #[inline]
     fn pick<'a>(&self, items: impl Iterator<Item = (&'a F, bool)>) -> Option<usize>
     where
         F: 'a,
     {
+        if Q::RANKED {
+            return self.pick_ranked(items);
+        }
         for (index, (item, in_window)) in items.enumerate() {
             if !self.keys.may_start(item) {
                 continue;
@@ -105,6 +140,11 @@ impl<F, Q: KeyRule<F>, W: WeightRule<F>> Admits<F> for Admission<Q, W> {
             return (in_window && self.weights.may_start(item)).then_some(index);
         }
         None
+    }
+
+    #[inline(always)]
+    fn take_unblocked(&mut self) -> bool {
+        Q::RANKED && self.keys.take_unblocked()
     }
 
     #[inline(always)]

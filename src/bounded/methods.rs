@@ -445,6 +445,21 @@ impl<St: FutureStream, K: Clocking, N, Q: KeyRule<St::Item>, W: WeightRule<St::I
         }
     }
 
+    /// The fair shares of a [`Tenants`](crate::Tenants) stream: its key
+    /// rule, set by [`Tenants::bounded`](crate::Tenants::bounded).
+    #[track_caller]
+    pub(crate) fn fair_shares<Key>(
+        self,
+        shares: crate::FairShare<Key>,
+    ) -> BoundedBuffered<St, K, N, crate::FairShare<Key>, W>
+    where
+        crate::FairShare<Key>: KeyRule<St::Item>,
+    {
+        BoundedBuffered {
+            inner: self.inner.rebuilt("bounded", |engine| engine.key(shares)),
+        }
+    }
+
     /// Bounds the sum of the running items' weights, in addition to
     /// `workers` (tokens in flight, test slots, bytes being processed):
     /// the stream's futures are [`Weighted`](crate::Weighted).

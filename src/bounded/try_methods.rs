@@ -399,6 +399,23 @@ impl<St: TryFutureStream, K: Clocking, N, Q: KeyRule<St::Ok>, W: WeightRule<St::
         }
     }
 
+    /// The fair shares of a [`Tenants`](crate::Tenants) stream: its key
+    /// rule, set by [`Tenants::try_bounded`](crate::Tenants::try_bounded).
+    #[track_caller]
+    pub(crate) fn fair_shares<Key>(
+        self,
+        shares: crate::FairShare<Key>,
+    ) -> TryBoundedBuffered<St, K, N, crate::FairShare<Key>, W>
+    where
+        crate::FairShare<Key>: KeyRule<St::Ok>,
+    {
+        TryBoundedBuffered {
+            inner: self
+                .inner
+                .rebuilt("try_bounded", |engine| engine.key(shares)),
+        }
+    }
+
     /// Bounds the sum of the running items' weights, in addition to
     /// `workers` (tokens in flight, test slots, bytes being processed):
     /// the stream's futures are [`Weighted`](crate::Weighted).

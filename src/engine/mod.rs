@@ -175,6 +175,9 @@ impl<R: Spec> Engine<R> {
     const EXPIRES: bool = <R::Unstarted as crate::expiry::Unstarted<R::Job>>::EXPIRES;
     /// Whether an item may be shed (`shed`).
     const REJECTS: bool = <R::Unstarted as crate::expiry::Unstarted<R::Job>>::REJECTS;
+    /// Whether the key rule ranks the items it allows (the fair shares of
+    /// [`crate::Tenants`]).
+    pub(crate) const RANKED: bool = <R::Admission as crate::admission::Admits<R::Job>>::RANKED;
     /// Whether the stream has deadlines (`deadline`, `item_deadlines`).
     pub(crate) const DEADLINES: bool =
         <R::Unstarted as crate::expiry::Unstarted<R::Job>>::DEADLINES;

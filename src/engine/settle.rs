@@ -36,6 +36,7 @@ impl<R: Spec> Engine<R> {
     ) -> Result<bool, R::Error> {
         self.stats.completed += 1;
         self.admission.finished(ticket);
+        self.unblock_source();
         let completed = self.clock.completed(started);
         // Only a clock that measures runs answers: the branch is gone from a
         // stream without one.

@@ -102,6 +102,13 @@ impl<R: Spec> Engine<R> {
                 self.note_rate_wait();
                 return None;
             }
+            if Self::RANKED {
+                // A rule that ranks the items chooses among every item the
+                // source has ready, not only those it happened to pull
+                // before: a tenant whose item arrived while the workers
+                // were busy competes for this start (both modes alike).
+                self.fill_places(io);
+            }
             if let Some(at) = self.pick(None) {
                 let (pulled, future, seat) = self.unqueue(at);
                 let Ok(future) = self.unless_late(future, seat) else {
@@ -194,12 +201,8 @@ impl<R: Spec> Engine<R> {
     fn fill_admitted(&mut self, io: &mut impl Io<R>) -> bool {
         let mut shed = false;
         loop {
-            if self.may_queue_admitted() {
-                let Some(future) = self.pull(io) else {
-                    return shed;
-                };
-                self.queue(future, None);
-                continue;
+            if !self.fill_places(io) {
+                return shed;
             }
             if self.may_start() || !self.may_shed() {
                 return shed;
@@ -211,6 +214,19 @@ impl<R: Spec> Engine<R> {
             self.shed_one(future, seat);
             shed = true;
         }
+    }
+
+    /// Pulls into the free waiting places until they are full (`true`) or
+    /// the source has nothing ready (`false`).
+    #[inline(never)]
+    fn fill_places(&mut self, io: &mut impl Io<R>) -> bool {
+        while self.may_queue_admitted() {
+            let Some(future) = self.pull(io) else {
+                return false;
+            };
+            self.queue(future, None);
+        }
+        true
     }
 
     /// Whether one more item may start now: by the counts, and by the start
@@ -357,7 +373,20 @@ impl<R: Spec> Engine<R> {
             None
         };
         self.admission.unqueued(R::job(&future));
+        self.unblock_source();
         (pulled, future, seat)
+    }
+
+    /// A tenant's waiting places freed, or one has nothing left
+    /// ([`crate::tenants`]): its source may have an item, or a tenant, to
+    /// give, though it said `Pending` (it was not polled for them). Nothing
+    /// but this engine would wake it, so it may be pulled again at once.
+    /// Compiles away for every other stream.
+    #[inline(always)]
+    pub(super) fn unblock_source(&mut self) {
+        if self.admission.take_unblocked() {
+            self.life.source_woke();
+        }
     }
 
     /// Counts `future` as started, at input position `seat` if it took one

@@ -183,6 +183,16 @@ impl<R: SendSpec> Io<R> for Section<'_, '_, R> {
         let Some((index, cx)) = &mut self.task else {
             unreachable!("only a worker task pulls from the source");
         };
+        if Engine::<R>::RANKED
+            && let Some(waiter) = self.port.source.waiter()
+        {
+            // The engine lets the source be pulled though it is pending (a
+            // tenant's waiting places freed, see `Engine::unblock_source`):
+            // this pull polls again everything it polled, with this task's
+            // waker, which becomes the one the source wakes.
+            self.port.source.waiter_polled();
+            self.port.tasks.set_source_waiter(waiter, false);
+        }
         match self.port.source.pull(*index, cx) {
             Pull::Item(item) => Pulled::Item(item),
             Pull::Pending => {

@@ -7,6 +7,7 @@
 //! work only inside `loom::model`.
 
 mod aimd;
+mod fair;
 mod held;
 mod index_queue;
 mod ready_tree;

@@ -33,7 +33,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
-use bounded_buffered::{Aimd, BoundedStreamExt, Deadline, Stats};
+use bounded_buffered::{Aimd, BoundedStreamExt, Deadline, Stats, Tenants};
 use futures::FutureExt;
 use futures::stream::{self, Stream, StreamExt};
 use support::{Driven, Mode, OrderedIf, both_modes, drive, yield_then};
@@ -48,6 +48,14 @@ fn source(
     items: u64,
 ) -> impl Stream<Item = impl Future<Output = u64> + Send + Unpin> + Send + Unpin {
     stream::iter(0..items).map(|id| yield_then((id * 7 % 5) as usize, id))
+}
+
+/// Tenant `t`'s share of [`source`]'s items: the ids `t`, `t + 3`, ...
+fn tenant_source(
+    items: u64,
+    t: u64,
+) -> impl Stream<Item = impl Future<Output = u64> + Send + Unpin> + Send + Unpin {
+    stream::iter((t..items).step_by(3)).map(|id| yield_then((id * 7 % 5) as usize, id))
 }
 
 /// What the stream is built with besides its budgets.
@@ -70,6 +78,11 @@ enum Settings {
     /// 4) and a run deadline a day away. The timer's sleep is armed and
     /// re-armed, and the rate waits, item after item.
     TimeBudgets,
+    /// [`Tenants`]: the items dealt to three tenants (weights 1, 2, 3) by
+    /// their id, with a cap of 2 and a waiting budget per tenant: the
+    /// fair-share rule's per-item paths (tags, ranks, counts, the source's
+    /// round robin and the engine's hook) allocate nothing per item.
+    Tenants,
 }
 
 /// A timer on the steady ticking clock: a sleep is ready once the clock
@@ -144,6 +157,19 @@ fn allocations_for(
             };
             drain(drive!(mode, stream), window, id)
         }
+        Settings::Tenants => {
+            let tenants = (0..3u64).fold(Tenants::new(), |tenants, t| {
+                tenants.with(t, t as u32 + 1, tenant_source(items, t))
+            });
+            // A third of the waiting places each: as many in all as the
+            // other settings have (a pick looks at every waiting item).
+            let stream = tenants
+                .cap(2)
+                .bounded(workers, waiting.div_ceil(3))
+                .ordered_if(window);
+            // Ordered, outputs come in pull order, which is not id order.
+            drain(drive!(mode, stream), None, |id| id)
+        }
         Settings::TimeBudgets => {
             let timer = TickingTimer(std::sync::Arc::new(ticking(false)));
             let far = Instant::now() + Duration::from_secs(86_400);
@@ -164,8 +190,14 @@ fn allocations_for(
     counting(false);
     assert_eq!(count, items);
     assert_eq!(sum, items * (items - 1) / 2);
-    // Items' own deadlines keep one waiting place, as keys do.
-    assert!(stats.peak_active <= workers && stats.peak_waiting <= waiting.max(1));
+    // Items' own deadlines keep one waiting place, as keys do; tenants one
+    // each, three in all.
+    let places = if let Settings::Tenants = settings {
+        3
+    } else {
+        1
+    };
+    assert!(stats.peak_active <= workers && stats.peak_waiting <= waiting.max(1) * places);
     (after - before, tasks)
 }
 
@@ -236,6 +268,7 @@ fn check(mode: Mode, budgets: (usize, usize, Option<usize>), (small, large): (u6
         Settings::AllOptIns { jittery: false },
         Settings::AllOptIns { jittery: true },
         Settings::TimeBudgets,
+        Settings::Tenants,
     ];
     for settings in all {
         let (fewer, fewer_tasks) = allocations_for(mode, small, budgets, settings);

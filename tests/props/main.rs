@@ -11,4 +11,5 @@ mod verify_expiry;
 mod verify_fail_fast;
 mod verify_limits;
 mod verify_props;
+mod verify_tenants;
 mod verify_time;

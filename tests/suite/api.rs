@@ -365,7 +365,7 @@ fn accessors_reach_the_source() {
 /// reported. The hook is process-wide: it records this thread's panic only and
 /// passes the others on, so a test panicking on another thread meanwhile is
 /// neither mistaken for it nor silenced.
-fn panic_location(call: impl FnOnce()) -> (String, u32) {
+pub(crate) fn panic_location(call: impl FnOnce()) -> (String, u32) {
     let seen: Arc<Mutex<Option<(String, u32)>>> = Arc::default();
     let record = Arc::clone(&seen);
     let this = thread::current().id();

@@ -18,6 +18,7 @@ mod poll_order;
 mod progress;
 mod rate;
 mod shed;
+mod tenants;
 mod time;
 mod traces;
 mod wakes;

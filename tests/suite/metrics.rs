@@ -529,3 +529,39 @@ fn a_busy_consumer_has_the_stream_publish_every_64_polls() {
     while let Poll::Ready(Some(_)) = support::poll_once(&mut stream) {}
     assert_eq!(completed(), Some(200), "the end publishes what is left");
 }
+
+both_modes! {
+    /// Point 35 exported: `TenantShares::publish` sets each held tenant's
+    /// gauges and counters to what its `stats()` says, labelled by tenant.
+    fn tenant_series_have_the_values_tenant_stats_report(mode) {
+        use bounded_buffered::Tenants;
+        let recorded = Recorded::new();
+        let gates = Gates::new();
+        let tenants = Tenants::new()
+            .with('a', 1, gates.range_source(0..3).boxed())
+            .with('b', 2, gates.range_source(10..13).boxed());
+        let shares = tenants.shares();
+        let mut run = drive!(mode, tenants.bounded(2, 1));
+        assert!(run.take_ready().is_empty());
+        gates.open(0);
+        assert_eq!(run.take_ready(), [0]);
+        recorded.scope(|| shares.publish("jobs"));
+        for stats in shares.stats() {
+            let labels = format!("tenant={}", stats.tenant);
+            let gauge = |name| recorded.gauge_with(name, "jobs", &labels).flatten();
+            assert_eq!(gauge("bounded_tenant_running"), Some(stats.running as f64));
+            assert_eq!(gauge("bounded_tenant_waiting"), Some(stats.waiting as f64));
+            let counter = |name| recorded.counter(name, "jobs", &labels);
+            assert_eq!(counter("bounded_tenant_started_total"), Some(stats.started));
+            assert_eq!(counter("bounded_tenant_completed_total"), Some(stats.completed));
+        }
+        assert_eq!(recorded.counter("bounded_tenant_completed_total", "jobs", "tenant=a"), Some(1));
+        assert_eq!(recorded.series().len(), 8, "four series per tenant held");
+        gates.open_all();
+        for id in [1, 2, 11, 12] {
+            gates.open(id);
+        }
+        assert_eq!(run.take_to_end().len(), 5);
+        run.drop_stream();
+    }
+}

@@ -237,6 +237,17 @@ impl Gates {
         })
     }
 
+    /// A source of gates `ids`, one of several (a tenant's): the gates'
+    /// source length is not set by it.
+    pub fn range_source(&self, ids: std::ops::Range<usize>) -> GateSource {
+        GateSource {
+            gates: self.clone(),
+            next: ids.start,
+            end: ids.end,
+            output: PhantomData,
+        }
+    }
+
     pub(super) fn source_of<O>(&self, count: usize) -> GateSource<O> {
         self.state().source_len = Some(count);
         GateSource {
@@ -321,6 +332,11 @@ impl Gates {
     }
 
     /// Whether gate `id` was polled at least once.
+    /// Whether gate `id` was made: its source gave it.
+    pub fn was_pulled(&self, id: usize) -> bool {
+        self.state().item(id).created
+    }
+
     pub fn is_started(&self, id: usize) -> bool {
         self.polls(id) > 0
     }
@@ -422,8 +438,14 @@ impl Gates {
     /// Everything made was dropped exactly once: the source, every pulled
     /// future, every output; and no future counts as running.
     pub fn check_all_dropped_once(&self) {
+        self.check_all_dropped_once_of(1);
+    }
+
+    /// [`Gates::check_all_dropped_once`] with `sources` sources (one per
+    /// tenant, made by [`Gates::range_source`]).
+    pub fn check_all_dropped_once_of(&self, sources: usize) {
         let state = self.state();
-        assert_eq!(state.source_drops, 1, "source drops");
+        assert_eq!(state.source_drops, sources, "source drops");
         for (id, item) in state.items.iter().enumerate() {
             let (created, made) = (item.created, item.output_made);
             assert_eq!(

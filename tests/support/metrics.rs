@@ -184,6 +184,16 @@ impl Recorded {
         }
     }
 
+    /// The gauge `name` of `stream` with `labels` after the stream's (as
+    /// [`Recorded::gauge`]).
+    pub fn gauge_with(&self, name: &str, stream: &str, labels: &str) -> Option<Option<f64>> {
+        let key = stream_key(name, stream, labels);
+        match self.get(&key)? {
+            Series::Gauge(cell) => Some(*lock(&cell.gauge)),
+            _ => panic!("{key} is not a gauge"),
+        }
+    }
+
     /// Every value the histogram `name` of `stream` got, in order, if
     /// registered.
     pub fn histogram(&self, name: &str, stream: &str) -> Option<Vec<f64>> {

@@ -36,7 +36,13 @@ pub trait OrderedIf {
     fn ordered_if(self, window: Option<usize>) -> Self;
 }
 
-impl<S: FutureStream, K: Clocking, N> OrderedIf for BoundedBuffered<S, K, N> {
+impl<S, K, N, Q, W> OrderedIf for BoundedBuffered<S, K, N, Q, W>
+where
+    S: FutureStream,
+    K: Clocking,
+    Q: bounded_buffered::KeyRule<S::Item>,
+    W: bounded_buffered::WeightRule<S::Item>,
+{
     fn ordered_if(self, window: Option<usize>) -> Self {
         match window {
             Some(window) => self.ordered(window),

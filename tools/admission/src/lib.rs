@@ -1,5 +1,5 @@
-//! What the admission measurements share (`src/bin/`: `tenants`, `import`,
-//! `firehose`, `frontend`, `rate`).
+//! What the admission measurements share (`src/bin/`: `tenants`, `fair`,
+//! `import`, `firehose`, `frontend`, `rate`).
 //!
 //! Every run is deterministic: it runs on a tokio current-thread runtime whose
 //! clock is paused (time moves only when every task waits on a timer, straight

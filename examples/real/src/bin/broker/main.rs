@@ -13,7 +13,8 @@
 //!   back what it read and never ran, and exits with nothing pending.
 //! - `reclaim`: the same pipeline fed by `XAUTOCLAIM` with a minimum idle
 //!   time: it takes over the pending entries of a consumer that died.
-//! - `run`: starts the others as processes and checks (see `run.rs`).
+//! - `run`: starts the others as processes and checks (see `run.rs`, and
+//!   `processes.rs`, `verify.rs` and `records.rs` beside it).
 //!
 //! A job is a call of 2 to 6 ms to a service that takes the job id as its
 //! idempotency key and records each job once: a repeated delivery is
@@ -30,8 +31,11 @@
 //! It exits non-zero if a check fails; throughput is printed, never checked.
 
 mod lua;
+mod processes;
+mod records;
 mod roles;
 mod run;
+mod verify;
 
 use std::collections::HashMap;
 use std::process::ExitCode;
