@@ -82,6 +82,9 @@ const REFUSED_PROBE: usize = 2;
 /// excess over the unloaded one means the queue was not one.
 const HALVED: f64 = 0.5;
 const HALVED_SAMPLES: f64 = 16.0;
+/// Or this many, where their mean is clear of the midpoint by three standard
+/// errors.
+const HALVED_EARLY: f64 = 4.0;
 /// The default start: two, so that one slow item does not hold the stream.
 const START: usize = 2;
 
@@ -245,9 +248,14 @@ const START: usize = 2;
 /// **A run time that moved.** The first round whose mean run time showed a
 /// queue and cut the limit is remembered while the limit stays at or below
 /// its limit and rounds keep showing a queue (a round with none forgets it:
-/// the cuts worked). A queue that large leaves with the cuts, and its share
-/// of the run time with it: once the limit is at half that round's or less,
-/// the first 16 samples there tell. If their mean is still nearer that
+/// the cuts worked; but not while its mean run time is still nearer that
+/// round's than the unloaded one, since at a limit of one or two a round is
+/// too small to show a queue at all). A queue that large leaves with the
+/// cuts, and its share of the run time with it: once the limit is at half
+/// that round's or less, the first 16 samples there tell, or as few as 4
+/// whose mean is three standard errors (the unloaded run time's spread, in
+/// proportion to the mean) from the midpoint of the two. If their mean is
+/// still nearer that
 /// round's than the unloaded run time, the queue was not one: the run time
 /// itself moved (a slower version deployed, a colder cache), or the unloaded
 /// figure was too low. Their mean becomes the unloaded run time, the ceiling

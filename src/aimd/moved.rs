@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use super::figures::{Baseline, Seen};
-use super::{Aimd, HALVED, HALVED_SAMPLES};
+use super::{Aimd, HALVED, HALVED_EARLY, HALVED_SAMPLES, SURE};
 
 /// A round that showed a queue and cut the limit, and the rounds that came
 /// after it at half its limit or less, pooled.
@@ -32,7 +32,14 @@ impl Aimd {
         }
         let below = cuts.below.map_or(*seen, |below| below.pooled(seen));
         cuts.below = Some(below);
-        if below.samples < HALVED_SAMPLES {
+        // Enough to tell: 16 samples, or as few as 4 where the run time's
+        // noise (the unloaded one's, in proportion to the mean) puts their
+        // mean beyond three standard errors of the midpoint, either way: at a
+        // limit of one or two, 16 samples take as many run times.
+        let midpoint = f64::midpoint(cuts.first.mean, base.mean);
+        let noise = below.mean * base.variance.sqrt() / base.mean / below.samples.sqrt();
+        let clear = below.samples >= HALVED_EARLY && (below.mean - midpoint).abs() > SURE * noise;
+        if below.samples < HALVED_SAMPLES && !clear {
             return false;
         }
         // Enough to tell, either way.
@@ -43,7 +50,7 @@ impl Aimd {
             ..
         } = *cuts;
         self.cuts = None;
-        if below.mean < (first.mean + base.mean) / 2.0 {
+        if below.mean < midpoint {
             return false;
         }
         self.base = Some(Baseline::new(&below, limit));

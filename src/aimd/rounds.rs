@@ -215,8 +215,16 @@ impl Aimd {
         let (queue, error) = pooled.unwrap_or((queue, error));
         let pooled = pooled.is_some();
         if queue <= threshold && !pooled {
-            // The cuts brought the queue down: nothing to check them by.
-            self.cuts = None;
+            // The cuts brought the queue down, and the run time with it:
+            // nothing to check them by. A run time still nearer the first
+            // round's than the unloaded one is no such news (at a limit of
+            // one or two, a round is too small to show a queue at all).
+            if self
+                .cuts
+                .is_none_or(|cuts| mean < f64::midpoint(cuts.first.mean, base.mean))
+            {
+                self.cuts = None;
+            }
             self.learn(&seen, suspect, settled, queue < -threshold);
             let grown = self.grown(binds_now, twice);
             self.decide(at, grown, Some(mean), false);

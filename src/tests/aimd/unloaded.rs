@@ -1,6 +1,7 @@
 //! The unloaded run time (learned only where no queue hides, lowered by a
-//! faster round, moved by a rise of the run time itself; cuts forgotten after
-//! a round with no queue), a measurement of more than 1 024 run times (of its
+//! faster round, moved by a rise of the run time itself, told by four samples
+//! where they are clear; cuts forgotten after a round with no queue, but not
+//! while the run time stays), a measurement of more than 1 024 run times (of its
 //! latest), the room for run times reserved once, the clamps, the history, and
 //! the panics.
 
@@ -159,6 +160,43 @@ fn a_round_with_no_queue_forgets_the_cuts() {
     let decision = feed.round_of(10_500, 10_500, true);
     assert_eq!(decision.base, Some(Duration::from_millis(10)));
     assert!(decision.limit < 16, "{decision:?}");
+}
+
+#[test]
+fn a_round_too_small_to_show_a_queue_forgets_no_cuts_while_the_run_time_stays() {
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(4));
+    feed.settle_at(4, 10, 10);
+    // More rounds at 4, so that the measurement has its 32 samples.
+    for _ in 0..4 {
+        feed.round_of(10 * MS, 10 * MS, false);
+    }
+    // The service's run time triples with no change of load: at 4, cut to
+    // what the service would have taken, 1.
+    assert_eq!(feed.round(30).limit, 1);
+    // At 1 or 2 a round is too small to show a queue (all but one may
+    // wait), but its run time is still the first round's, not the unloaded
+    // one: the cuts are not forgotten, and four samples at half the limit or
+    // less, clear of the midpoint (the run time is steady), tell: 30 ms it
+    // is, and the limit goes back to 4, within four rounds.
+    let rounds: Vec<_> = (0..4).map(|_| feed.round(30)).collect();
+    let rebased = rounds
+        .iter()
+        .find(|round| round.base == Some(Duration::from_millis(30)));
+    assert_eq!(rebased.map(|round| round.limit), Some(4), "{rounds:?}");
+}
+
+#[test]
+fn a_steady_run_time_at_half_the_limit_tells_in_four_samples() {
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(16));
+    feed.settle_at(16, 10, 10);
+    // 30 ms at 16: cut to what the service would have taken, 5.
+    assert_eq!(feed.round(30).limit, 5);
+    // At 5, half of 16 or less: five samples of 30 ms against an unloaded
+    // run time that never varied, clear of the midpoint (20 ms) long before
+    // 16 samples. 30 ms it is, and the limit goes back to 16.
+    let rebased = feed.round(30);
+    assert_eq!(rebased.base, Some(Duration::from_millis(30)));
+    assert_eq!(rebased.limit, 16);
 }
 
 #[test]
