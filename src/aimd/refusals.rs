@@ -157,7 +157,7 @@ impl Refusals {
     /// after it is counted).
     pub(super) fn call(&mut self, limit: usize, in_flight: usize, refused: bool) {
         if !self.by_load.is_empty() {
-            self.weight /= 1.0 - 1.0 / MEMORY;
+            self.weight *= MEMORY / (MEMORY - 1.0);
             if self.weight > 1e100 {
                 for tally in &mut self.by_load {
                     tally.calls /= self.weight;
@@ -185,7 +185,10 @@ impl Refusals {
             self.quiet = 0;
         } else {
             self.quiet += 1;
-            if self.below(limit) {
+            // An answered call only takes evidence away, and the evidence
+            // stops at 0: with none, there is nothing to weigh (and no
+            // logarithm to take, on almost every call).
+            if self.evidence > 0.0 && self.below(limit) {
                 let (base, rise) = self.rates(in_flight);
                 self.evidence = (self.evidence + ((1.0 - rise) / (1.0 - base)).ln()).max(0.0);
             }
