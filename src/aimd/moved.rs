@@ -16,6 +16,15 @@ pub(super) struct Cuts {
     pub(super) below: Option<Seen>,
 }
 
+impl Cuts {
+    /// Halfway between the first round's mean run time and the unloaded
+    /// one: a mean at or above it means the run time kept more than half of
+    /// its excess, and the queue that began the cuts was not one.
+    pub(super) fn midpoint(&self, base: &Baseline) -> f64 {
+        f64::midpoint(self.first.mean, base.mean)
+    }
+}
+
 impl Aimd {
     /// Whether the cuts that brought the limit to half, or less, of where a
     /// queue began them cut a queue that was not one, and if so, rebases: a
@@ -36,7 +45,7 @@ impl Aimd {
         // noise (the unloaded one's, in proportion to the mean) puts their
         // mean beyond three standard errors of the midpoint, either way: at a
         // limit of one or two, 16 samples take as many run times.
-        let midpoint = f64::midpoint(cuts.first.mean, base.mean);
+        let midpoint = cuts.midpoint(&base);
         let noise = below.mean * base.variance.sqrt() / base.mean / below.samples.sqrt();
         let clear = below.samples >= HALVED_EARLY && (below.mean - midpoint).abs() > SURE * noise;
         if below.samples < HALVED_SAMPLES && !clear {

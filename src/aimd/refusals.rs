@@ -41,7 +41,7 @@ const NEAR_LEAST: f64 = 32.0;
 const LEVELS: usize = 1024;
 
 /// The refusals a controller heard of, judged against the limit.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(super) struct Refusals {
     /// Calls and refusals by the items in flight when each completed, over
     /// about [`MEMORY`] calls in all (each tally weighted by `weight` when
@@ -106,7 +106,12 @@ impl Refusals {
         Self {
             by_load: vec![Weighed::default(); max.min(LEVELS) + 1],
             weight: 1.0,
-            ..Self::default()
+            calls: 0.0,
+            events: 0.0,
+            quiet: 0,
+            here: Tally::default(),
+            evidence: 0.0,
+            level: None,
         }
     }
 
@@ -114,16 +119,18 @@ impl Refusals {
     /// `in_flight - 1` down, pooled until they hold [`NEAR`] calls, if they
     /// hold [`NEAR_LEAST`].
     fn below_load(&self, in_flight: usize) -> Option<f64> {
+        // Pooled as weighted: one division at the end, not one per tally.
         let mut pooled = Weighed::default();
         let top = in_flight.min(self.by_load.len());
         for tally in self.by_load[..top].iter().rev() {
-            pooled.calls += tally.calls / self.weight;
-            pooled.refused += tally.refused / self.weight;
-            if pooled.calls >= NEAR {
+            pooled.calls += tally.calls;
+            pooled.refused += tally.refused;
+            if pooled.calls >= NEAR * self.weight {
                 break;
             }
         }
-        (pooled.calls >= NEAR_LEAST).then(|| (pooled.refused + UPPER) / pooled.calls)
+        let calls = pooled.calls / self.weight;
+        (calls >= NEAR_LEAST).then(|| (pooled.refused / self.weight + UPPER) / calls)
     }
 
     /// The base rate a refusal at `in_flight` is judged against: the lower
@@ -156,20 +163,19 @@ impl Refusals {
     /// A call completed at `limit`, `refused` or not (a refusal is judged
     /// after it is counted).
     pub(super) fn call(&mut self, limit: usize, in_flight: usize, refused: bool) {
-        if !self.by_load.is_empty() {
-            self.weight *= MEMORY / (MEMORY - 1.0);
-            if self.weight > 1e100 {
-                for tally in &mut self.by_load {
-                    tally.calls /= self.weight;
-                    tally.refused /= self.weight;
-                }
-                self.weight = 1.0;
+        self.weight *= MEMORY / (MEMORY - 1.0);
+        if self.weight > 1e100 {
+            for tally in &mut self.by_load {
+                tally.calls /= self.weight;
+                tally.refused /= self.weight;
             }
-            let at = in_flight.min(self.by_load.len() - 1);
-            self.by_load[at].calls += self.weight;
-            if refused {
-                self.by_load[at].refused += self.weight;
-            }
+            self.weight = 1.0;
+        }
+        // `new` reserves at least two levels.
+        let at = in_flight.min(self.by_load.len() - 1);
+        self.by_load[at].calls += self.weight;
+        if refused {
+            self.by_load[at].refused += self.weight;
         }
         if self.calls >= MEMORY {
             let keep = 1.0 - 1.0 / MEMORY;

@@ -219,10 +219,7 @@ impl Aimd {
             // nothing to check them by. A run time still nearer the first
             // round's than the unloaded one is no such news (at a limit of
             // one or two, a round is too small to show a queue at all).
-            if self
-                .cuts
-                .is_none_or(|cuts| mean < f64::midpoint(cuts.first.mean, base.mean))
-            {
+            if self.cuts.is_none_or(|cuts| mean < cuts.midpoint(&base)) {
                 self.cuts = None;
             }
             self.learn(&seen, suspect, settled, queue < -threshold);
