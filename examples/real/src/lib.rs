@@ -1,8 +1,57 @@
 //! What the examples share: the size they run at, the median of their
-//! rounds, and the checks they print and exit on.
+//! rounds, the checks they print and exit on, and the HTTP server the hyper
+//! examples start.
 
+use std::convert::Infallible;
+use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
+
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
+
+/// Serves HTTP/1 on an ephemeral port of 127.0.0.1 until the program ends,
+/// each request by `handle`; once a connection is closed (every handler on it
+/// done, or dropped with its client gone), `closed` hears its peer's address.
+/// Returns the address it listens on.
+///
+/// # Panics
+///
+/// If no port on 127.0.0.1 can be bound, or `TCP_NODELAY` cannot be set.
+pub async fn serve<H, F, C>(handle: H, closed: C) -> SocketAddr
+where
+    H: Fn(Request<Incoming>) -> F + Clone + Send + Sync + 'static,
+    F: Future<Output = Result<Response<Full<Bytes>>, Infallible>> + Send + 'static,
+    C: Fn(SocketAddr) + Clone + Send + 'static,
+{
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port on 127.0.0.1");
+    let addr = listener.local_addr().expect("the listener's address");
+    tokio::spawn(async move {
+        loop {
+            let Ok((tcp, peer)) = listener.accept().await else {
+                continue;
+            };
+            tcp.set_nodelay(true).expect("TCP_NODELAY");
+            let (handle, closed) = (handle.clone(), closed.clone());
+            tokio::spawn(async move {
+                // A client that goes away mid-request (dropped, or cancelled
+                // at a deadline) ends the connection with an error, and hyper
+                // drops the handler: not ours to report.
+                let _ = http1::Builder::new()
+                    .serve_connection(TokioIo::new(tcp), service_fn(handle))
+                    .await;
+                closed(peer);
+            });
+        }
+    });
+    addr
+}
 
 /// How many items a run handles: the first argument, else `BB_REAL_SIZE`, else
 /// `default`. CI passes a small size; the default is the full-size run.

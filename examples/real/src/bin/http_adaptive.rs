@@ -29,12 +29,10 @@ use bounded_buffered::{Aimd, BoundedStreamExt};
 use futures::{StreamExt, stream};
 use http_body_util::{BodyExt, Empty, Full};
 use hyper::body::{Bytes, Incoming};
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode, Uri};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::TokioExecutor;
 use real::{Checks, median};
 
 /// The static limits run beside the adaptive one; the highest is its `max`.
@@ -250,27 +248,7 @@ struct InFlight {
 }
 
 async fn start_server(counts: Arc<InFlight>) -> SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("a port on 127.0.0.1");
-    let addr = listener.local_addr().expect("the listener's address");
-    tokio::spawn(async move {
-        loop {
-            let Ok((tcp, _)) = listener.accept().await else {
-                continue;
-            };
-            tcp.set_nodelay(true).expect("TCP_NODELAY");
-            let counts = Arc::clone(&counts);
-            tokio::spawn(async move {
-                let service = service_fn(move |request| handle(Arc::clone(&counts), request));
-                // A connection the client drops ends here with an error; not ours to report.
-                let _ = http1::Builder::new()
-                    .serve_connection(TokioIo::new(tcp), service)
-                    .await;
-            });
-        }
-    });
-    addr
+    real::serve(move |request| handle(Arc::clone(&counts), request), |_| {}).await
 }
 
 async fn handle(

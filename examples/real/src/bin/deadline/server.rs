@@ -10,11 +10,7 @@ use std::sync::{Arc, Mutex};
 use futures::channel::mpsc::UnboundedSender;
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
-use tokio::net::TcpListener;
 
 use crate::plan::handling_time;
 
@@ -46,32 +42,14 @@ pub async fn start_server(
     journal: Arc<Journal>,
     closed: UnboundedSender<SocketAddr>,
 ) -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("a port on 127.0.0.1");
-    let addr = listener.local_addr().expect("the listener's address");
-    tokio::spawn(async move {
-        loop {
-            let Ok((tcp, peer)) = listener.accept().await else {
-                continue;
-            };
-            tcp.set_nodelay(true).expect("TCP_NODELAY");
-            let journal = Arc::clone(&journal);
-            let closed = closed.clone();
-            tokio::spawn(async move {
-                let service = service_fn(move |request| handle(Arc::clone(&journal), request));
-                // A client that goes away mid-request (cancelled at the
-                // deadline) ends the connection with an error, and hyper
-                // drops the handler: not ours to report.
-                let _ = http1::Builder::new()
-                    .serve_connection(TokioIo::new(tcp), service)
-                    .await;
-                // The receiver may be gone once the program is done with it.
-                let _ = closed.unbounded_send(peer);
-            });
-        }
-    });
-    addr
+    real::serve(
+        move |request| handle(Arc::clone(&journal), request),
+        // The receiver may be gone once the program is done with it.
+        move |peer| {
+            let _ = closed.unbounded_send(peer);
+        },
+    )
+    .await
 }
 
 async fn handle(
