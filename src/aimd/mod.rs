@@ -55,6 +55,10 @@ const EXIT_SAMPLES: f64 = 16.0;
 const EXIT: f64 = 1.5;
 /// Before, a rise must be this large, and beyond three standard errors.
 const LARGE_RISE: f64 = 1.4;
+/// A figure measured after slow start this much above slow start's (and
+/// beyond two standard errors of both) is measured again at half the limit:
+/// a queue where it was measured would explain it.
+const HALF_RISE: f64 = 1.2;
 /// Samples of settled rounds that measure the unloaded run time after slow
 /// start: at least this many, and this many rounds' worth.
 const MEASURE: usize = 32;
@@ -142,15 +146,34 @@ const START: usize = 2;
 /// samples and three rounds' worth, outliers again taken against their
 /// median. (When slow start ended because the source held the load back, the
 /// source sets the load, and the limit grows as below while it measures.)
+///
+/// Slow start may have passed the limit it measures at with rounds too short
+/// to show a queue there (a capacity of 2 or 3, where a round is a few
+/// samples), and a queue taken for the unloaded run time would stay: nothing
+/// below that limit would be tried again. So a measured figure over 1.2
+/// times slow start's (which favours the fast items, so less is no news) and
+/// beyond two standard errors of both is measured again, the same way, at
+/// half the limit. There, a figure clearly lower (beyond the tolerance and
+/// three standard errors) shows a queue at the limit above, and half again
+/// is measured unless the figure above is clearly below this one times the
+/// ratio of the two limits (what a queue at both would make it), down to
+/// `min`; the first figure not clearly lower than the one above leaves that
+/// one standing, and the limit goes back to where it was measured. The
+/// lowest limit found to queue caps the ceiling below. This costs a
+/// measurement at half the limit each time it is done, and is done only
+/// once per rise.
+///
 /// The round that showed the rise is then tested against what was measured:
 ///
-/// - no queue beyond two standard errors: slow start's figure made the rise.
-///   Slow start goes on from that round's limit, doubling only after two
-///   binding rounds in a row there show no queue (the measured figure may be
-///   high by chance, and a doubling past the capacity costs refusals);
+/// - no queue beyond two standard errors (and no limit found to queue): slow
+///   start's figure made the rise. Slow start goes on from that round's
+///   limit, doubling only after two binding rounds in a row there show no
+///   queue (the measured figure may be high by chance, and a doubling past
+///   the capacity costs refusals);
 /// - a queue: what the service took, by the measured figure, give or take one
-///   and a half standard errors, sets the *ceiling* (one more than that), and
-///   the limit grows towards it as below.
+///   and a half standard errors, sets the *ceiling* (one more than that, and
+///   above the limit the figure was measured at), and the limit grows
+///   towards it as below.
 ///
 /// After back-pressure in slow start, rounds are compared with slow start's
 /// figure until a rise is measured the same way.

@@ -4,22 +4,41 @@
 use std::time::Duration;
 
 use super::figures::{Baseline, Seen};
-use super::{Aimd, Ended, KEEP, MEASURE, MEASURE_ROUNDS, RUNS_KEPT, SUSPECT};
+use super::{Aimd, Ended, HALF_RISE, KEEP, MEASURE, MEASURE_ROUNDS, RUNS_KEPT, SURE, SUSPECT};
+
+/// A round that showed a clear rise over slow start's figure: its limit,
+/// items in flight and what it showed, to be checked against what is
+/// measured.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Rise {
+    limit: usize,
+    in_flight: f64,
+    seen: Seen,
+    /// The ceiling before it (back-pressure's), if above its limit.
+    ceiling: Option<usize>,
+}
 
 /// Why the unloaded run time is being measured.
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Measuring {
-    /// A round showed a clear rise over slow start's figure: its limit, items
-    /// in flight and what it showed, to be checked against what is measured.
-    Rise {
-        limit: usize,
-        in_flight: f64,
-        seen: Seen,
-        /// The ceiling before it (back-pressure's), if above its limit.
-        ceiling: Option<usize>,
-    },
+    /// After a rise.
+    Rise(Rise),
+    /// After a rise, again at half the limit.
+    Half(Half),
     /// Slow start ended as the source held the load back.
     Source,
+}
+
+/// A figure measured after a rise stood clear above the one below it (or,
+/// the first, above slow start's), as a queue where it was measured would
+/// make it: measured again at half that limit.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Half {
+    rise: Rise,
+    /// The figure above, and the limit it was measured at.
+    above: (Baseline, usize),
+    /// The lowest limit known to queue, if any.
+    queued: Option<usize>,
 }
 
 impl Aimd {
@@ -48,12 +67,12 @@ impl Aimd {
             // slow start's figure (too low a figure takes it lower), and no
             // higher than where slow start saw no rise; the unloaded run time
             // is measured there, in rounds that follow a warm-up.
-            let rise = Measuring::Rise {
+            let rise = Measuring::Rise(Rise {
                 limit: self.limit,
                 in_flight,
                 seen,
                 ceiling: self.ceiling.filter(|&ceiling| ceiling > self.limit),
-            };
+            });
             self.ceiling = Some(self.limit);
             self.step = 1;
             self.held = 0;
@@ -132,35 +151,135 @@ impl Aimd {
             return;
         };
         let why = self.measuring.take();
-        self.base = Some(base);
         self.provisional = false;
         // Cleared, not dropped: slow start may resume and use them again.
         self.restart_measurement();
-        if let Some(Measuring::Rise {
+        let limit = self.limit;
+        let half = limit.div_ceil(2).max(self.min);
+        let (rise, queued) = match why {
+            Some(Measuring::Rise(rise)) => {
+                // Slow start's figure favours the fast items: a measured
+                // figure above it by the noise is no news. Beyond, a queue
+                // at this limit would explain it (slow start passed it with
+                // rounds too short to show one), and would be taken for the
+                // unloaded run time for good: below, where it would show,
+                // nothing is ever tried.
+                if half < limit
+                    && self.base.is_some_and(|slow| {
+                        self.clear_above((&base, 1.0), (&slow, HALF_RISE), SUSPECT)
+                    })
+                {
+                    let check = Half {
+                        rise,
+                        above: (base, limit),
+                        queued: None,
+                    };
+                    self.measure(at, Measuring::Half(check), half, mean);
+                    return;
+                }
+                (rise, None)
+            }
+            Some(Measuring::Half(Half {
+                rise,
+                above: (above, from),
+                queued,
+            })) => {
+                if !self.clear_above((&above, 1.0), (&base, 1.0), SURE) {
+                    // No queue where it was measured before: that figure,
+                    // of more samples, stands, and the limit goes back.
+                    self.base = Some(above);
+                    self.settle_rise(at, rise, from, queued, mean);
+                    if !self.slow_start {
+                        self.decide(at, from, Some(mean), false);
+                    }
+                    return;
+                }
+                // That limit queued. If this one queued too, the run time
+                // there is this one's times the ratio of the limits (a
+                // saturated service serves as many at either): unless it
+                // is clearly below that, half again, down to the minimum.
+                #[allow(clippy::cast_precision_loss)]
+                let ratio = from as f64 / limit as f64;
+                if half < limit && !self.clear_above((&base, ratio), (&above, 1.0), SURE) {
+                    let check = Half {
+                        rise,
+                        above: (base, limit),
+                        queued: Some(from),
+                    };
+                    self.measure(at, Measuring::Half(check), half, mean);
+                    return;
+                }
+                (rise, Some(from))
+            }
+            _ => {
+                self.base = Some(base);
+                let grown = self.grown(binds, twice);
+                self.decide(at, grown, Some(mean), false);
+                return;
+            }
+        };
+        self.base = Some(base);
+        self.settle_rise(at, rise, limit, queued, mean);
+        if !self.slow_start {
+            let grown = self.grown(binds, twice);
+            self.decide(at, grown, Some(mean), false);
+        }
+    }
+
+    /// Tests the round that showed a rise against the measured figure: if it
+    /// shows no queue, slow start goes on from its limit; else what the
+    /// service took sets the ceiling, above `from` (where the figure was
+    /// measured) and no higher than `queued` (the lowest limit known to
+    /// queue), if any.
+    fn settle_rise(
+        &mut self,
+        at: Duration,
+        rise: Rise,
+        from: usize,
+        queued: Option<usize>,
+        mean: f64,
+    ) {
+        let Some(base) = self.base else {
+            return;
+        };
+        let Rise {
             limit,
             in_flight,
             seen,
             ceiling,
-        }) = why
-        {
-            let queue = in_flight * (1.0 - base.mean / seen.mean);
-            let error = base.error(in_flight, seen.samples);
-            let floor = in_flight * (1.0 - 1.0 / self.tolerance);
-            if queue <= (SUSPECT * error).max(floor) {
-                // Slow start's figure made that rise: it goes on from there,
-                // below the ceiling back-pressure set before, if any.
-                self.ceiling = ceiling;
-                self.slow_start = true;
-                self.decide(at, limit, Some(mean), false);
-                return;
-            }
-            // What the service took by the measured figure, give or take
-            // the noise: one more is the lowest limit known to queue.
-            let took = in_flight - queue + KEEP * error;
-            let ceiling = self.rounded(limit, took.floor() + 1.0).max(self.limit + 1);
-            self.ceiling = Some(ceiling);
+        } = rise;
+        let queue = in_flight * (1.0 - base.mean / seen.mean);
+        let error = base.error(in_flight, seen.samples);
+        let floor = in_flight * (1.0 - 1.0 / self.tolerance);
+        if queue <= (SUSPECT * error).max(floor) && queued.is_none() {
+            // Slow start's figure made that rise: it goes on from there,
+            // below the ceiling back-pressure set before, if any.
+            self.ceiling = ceiling;
+            self.slow_start = true;
+            self.decide(at, limit, Some(mean), false);
+            return;
         }
-        let grown = self.grown(binds, twice);
-        self.decide(at, grown, Some(mean), false);
+        // What the service took by the measured figure, give or take the
+        // noise: one more is the lowest limit known to queue.
+        let took = in_flight - queue + KEEP * error;
+        let most = queued.unwrap_or(limit);
+        let ceiling = self
+            .rounded(most, took.floor() + 1.0)
+            .max(from + 1)
+            .min(most);
+        self.ceiling = Some(ceiling);
+    }
+}
+
+impl Aimd {
+    /// Whether `high`'s mean, times `scale`, is above `low`'s by more than the
+    /// tolerance and `errors` standard errors of both.
+    fn clear_above(&self, high: (&Baseline, f64), low: (&Baseline, f64), errors: f64) -> bool {
+        let ((high, up), (low, down)) = (high, low);
+        let error = (up * up * high.variance / high.weight
+            + down * down * low.variance / low.weight)
+            .sqrt();
+        let (high, low) = (high.mean * up, low.mean * down);
+        high > low * self.tolerance && high - low > errors * error
     }
 }

@@ -71,14 +71,52 @@ fn a_rise_the_measured_figure_does_not_show_resumes_slow_start() {
     for _ in 0..3 {
         assert_eq!(feed.round(12).limit, 32);
     }
-    // ... the run time is 12 ms: the rise was slow start's figure. Slow
-    // start goes on from 64, and doubles only after two binding rounds
-    // there show no queue.
+    // ... the run time is 12 ms, 50 % above slow start's figure, as a queue
+    // at 32 would make it: measured again at 16 (a warm-up, a round, then
+    // three rounds' worth) ...
+    assert_eq!(feed.round(12).limit, 16);
+    for _ in 0..3 {
+        assert_eq!(feed.round(12).limit, 16);
+    }
+    // ... where it is 12 ms too: no queue at 32, the rise was slow start's
+    // figure. Slow start goes on from 64, and doubles only after two binding
+    // rounds there show no queue.
     let resumed = feed.round(12);
     assert_eq!(resumed.base, Some(Duration::from_millis(12)));
     assert_eq!(resumed.limit, 64);
     assert_eq!(feed.round(12).limit, 64);
     assert_eq!(feed.round(12).limit, 128);
+}
+
+#[test]
+fn a_figure_measured_where_a_queue_stood_is_measured_again_below() {
+    // Slow start passed 32 on rounds too short to show its queue: the
+    // service takes 16 of 10 ms, so at 32 every item waits a run time. The
+    // rise at 64 is measured at 32, where the run time is 20 ms: 70 % above
+    // slow start's figure (11.7 ms), as a queue there would make it.
+    let (mut feed, rise) = Feed::rise_at_64(10, 15);
+    assert_eq!(rise.limit, 32);
+    for _ in 0..3 {
+        assert_eq!(feed.round(20).limit, 32);
+    }
+    // Measured again at 16 (a warm-up, a round, three rounds' worth) ...
+    assert_eq!(feed.round(20).limit, 16);
+    for _ in 0..3 {
+        assert_eq!(feed.round(10).limit, 16);
+    }
+    // ... it is 10 ms: 32 queued. Had 16 queued too, its run time would be
+    // half of 32's: 10 ms is that, so once more at 8 ...
+    assert_eq!(feed.round(10).limit, 8);
+    for _ in 0..4 {
+        assert_eq!(feed.round(10).limit, 8);
+    }
+    // ... where it is 10 ms as well: 16 did not queue. Its figure is the
+    // unloaded run time, not the 20 ms of 32's queue, and the limit goes
+    // back to 16, then closes in on 32, the lowest limit known to queue.
+    let measured = feed.round(10);
+    assert_eq!(measured.base, Some(Duration::from_millis(10)));
+    assert_eq!(measured.limit, 16);
+    assert_eq!(feed.round(10).limit, 24);
 }
 
 #[test]
