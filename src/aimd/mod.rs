@@ -59,6 +59,9 @@ const LARGE_RISE: f64 = 1.4;
 /// beyond two standard errors of both) is measured again at half the limit:
 /// a queue where it was measured would explain it.
 const HALF_RISE: f64 = 1.2;
+/// That second measurement takes a round's worth of samples, and at least
+/// this many.
+const HALF_SAMPLES: usize = 16;
 /// Samples of settled rounds that measure the unloaded run time after slow
 /// start: at least this many, and this many rounds' worth.
 const MEASURE: usize = 32;
@@ -152,16 +155,18 @@ const START: usize = 2;
 /// samples), and a queue taken for the unloaded run time would stay: nothing
 /// below that limit would be tried again. So a measured figure over 1.2
 /// times slow start's (which favours the fast items, so less is no news) and
-/// beyond two standard errors of both is measured again, the same way, at
-/// half the limit. There, a figure clearly lower (beyond the tolerance and
+/// beyond two standard errors of both is measured again at half the limit,
+/// after the warm-up and a round, from a round's worth of samples (at least
+/// 16: it only tells whether the run time fell with the limit). There, a
+/// figure clearly lower (beyond the tolerance and
 /// three standard errors) shows a queue at the limit above, and half again
 /// is measured unless the figure above is clearly below this one times the
 /// ratio of the two limits (what a queue at both would make it), down to
 /// `min`; the first figure not clearly lower than the one above leaves that
 /// one standing, and the limit goes back to where it was measured. The
-/// lowest limit found to queue caps the ceiling below. This costs a
-/// measurement at half the limit each time it is done, and is done only
-/// once per rise.
+/// lowest limit found to queue caps the ceiling below. Each second
+/// measurement costs a few rounds at half the limit; they come only after a
+/// rise's measurement that shows this much.
 ///
 /// The round that showed the rise is then tested against what was measured:
 ///

@@ -4,7 +4,9 @@
 use std::time::Duration;
 
 use super::figures::{Baseline, Seen};
-use super::{Aimd, Ended, HALF_RISE, KEEP, MEASURE, MEASURE_ROUNDS, RUNS_KEPT, SURE, SUSPECT};
+use super::{
+    Aimd, Ended, HALF_RISE, HALF_SAMPLES, KEEP, MEASURE, MEASURE_ROUNDS, RUNS_KEPT, SURE, SUSPECT,
+};
 
 /// A round that showed a clear rise over slow start's figure: its limit,
 /// items in flight and what it showed, to be checked against what is
@@ -135,7 +137,13 @@ impl Aimd {
             twice,
             ..
         } = ended;
-        if self.measured_runs < MEASURE.max(MEASURE_ROUNDS.saturating_mul(self.limit)) {
+        // A second measurement only tells whether the run time fell with
+        // the limit: a round's worth, at least 16 samples.
+        let needed = match self.measuring {
+            Some(Measuring::Half(_)) => HALF_SAMPLES.max(self.limit),
+            _ => MEASURE.max(MEASURE_ROUNDS.saturating_mul(self.limit)),
+        };
+        if self.measured_runs < needed {
             // Held, so that the load stays as it is; unless the source, not
             // the limit, sets the load.
             let limit = match self.measuring {

@@ -73,11 +73,9 @@ fn a_rise_the_measured_figure_does_not_show_resumes_slow_start() {
     }
     // ... the run time is 12 ms, 50 % above slow start's figure, as a queue
     // at 32 would make it: measured again at 16 (a warm-up, a round, then
-    // three rounds' worth) ...
+    // a round's worth) ...
     assert_eq!(feed.round(12).limit, 16);
-    for _ in 0..3 {
-        assert_eq!(feed.round(12).limit, 16);
-    }
+    assert_eq!(feed.round(12).limit, 16);
     // ... where it is 12 ms too: no queue at 32, the rise was slow start's
     // figure. Slow start goes on from 64, and doubles only after two binding
     // rounds there show no queue.
@@ -99,15 +97,14 @@ fn a_figure_measured_where_a_queue_stood_is_measured_again_below() {
     for _ in 0..3 {
         assert_eq!(feed.round(20).limit, 32);
     }
-    // Measured again at 16 (a warm-up, a round, three rounds' worth) ...
+    // Measured again at 16 (a warm-up, a round, then a round's worth, at
+    // least 16 samples) ...
     assert_eq!(feed.round(20).limit, 16);
-    for _ in 0..3 {
-        assert_eq!(feed.round(10).limit, 16);
-    }
+    assert_eq!(feed.round(10).limit, 16);
     // ... it is 10 ms: 32 queued. Had 16 queued too, its run time would be
     // half of 32's: 10 ms is that, so once more at 8 ...
     assert_eq!(feed.round(10).limit, 8);
-    for _ in 0..4 {
+    for _ in 0..2 {
         assert_eq!(feed.round(10).limit, 8);
     }
     // ... where it is 10 ms as well: 16 did not queue. Its figure is the
