@@ -144,7 +144,8 @@ const START: usize = 2;
 ///
 /// **Measuring.** At a rise, the limit comes down to what the service took by
 /// slow start's figure (those in flight less the queue), at most the highest
-/// limit slow start saw no rise at, and is held there: after the warm-up and
+/// limit a round against that figure showed no rise at (in slow start, or
+/// after back-pressure ended it), and is held there: after the warm-up and
 /// one more round, settled rounds measure the unloaded run time, at least 32
 /// samples and three rounds' worth, outliers again taken against their
 /// median. (When slow start ended because the source held the load back, the
@@ -391,7 +392,8 @@ pub struct Aimd {
     /// The run times of the current round of slow start, added to `runs` once
     /// the round is compared with the figure.
     pending: Vec<f64>,
-    /// The highest limit at which slow start's rounds showed no clear rise.
+    /// The highest limit at which rounds against slow start's figure showed
+    /// no clear rise.
     clean: usize,
     /// Measuring the unloaded run time, and why.
     measuring: Option<Measuring>,

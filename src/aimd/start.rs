@@ -89,14 +89,16 @@ impl Aimd {
         if self.figure_learns() {
             self.keep_pending();
         }
-        if self.slow_start {
-            self.clean = self.clean.max(self.limit);
-            if !binds {
-                // The source, not the limit, holds it back: measure here.
-                self.slow_start = false;
-                self.measure(at, Measuring::Source, self.limit, seen.mean);
-                return;
-            }
+        // No rise at this limit: a rise later is measured no higher. After
+        // back-pressure ended slow start too (else a rise before any round
+        // without one, after `starting_at` a high limit, would measure at
+        // `min`).
+        self.clean = self.clean.max(self.limit);
+        if self.slow_start && !binds {
+            // The source, not the limit, holds it back: measure here.
+            self.slow_start = false;
+            self.measure(at, Measuring::Source, self.limit, seen.mean);
+            return;
         }
         let grown = self.grown(binds, twice);
         self.decide(at, grown, Some(seen.mean), false);

@@ -126,3 +126,25 @@ fn a_refusal_in_the_first_call_makes_no_later_one_back_pressure_by_itself() {
     assert_eq!(feed.decisions(), 0);
     assert_eq!(feed.limit(), 16);
 }
+
+#[test]
+fn a_rise_after_back_pressure_before_any_round_is_measured_at_what_the_service_took() {
+    // Started at 32 and refused at once (a burst takes it to 24): slow start
+    // ended before any round showed no rise. The rounds after it show none,
+    // at 24 and 27 ...
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(32));
+    let t = feed.now;
+    feed.until_decision(|_, _| sample(t, MS, true, true, 32));
+    for _ in 0..4 {
+        feed.aimd.sample(&sample(t - MS, MS, true, true, 32));
+    }
+    feed.until_decision(|_, _| sample(t + 5 * MS, MS, true, true, 27));
+    assert_eq!(feed.limit(), 24);
+    assert_eq!(feed.round_of(8 * MS, 12 * MS, true).limit, 27);
+    assert_eq!(feed.round_of(8 * MS, 12 * MS, true).limit, 28);
+    // ... and 15 ms at 28 is a clear rise: 9.3 waiting against 10 ms. It is
+    // measured at what the service took, 28 - 9.3, not at the minimum (no
+    // round of slow start set where a rise was last absent).
+    let rise = feed.round(15);
+    assert_eq!(rise.limit, 19, "{rise:?}");
+}
