@@ -535,8 +535,10 @@ fn many_threads_opening_gates_lose_no_output() {
 /// finished) futures over and over change no output.
 #[test]
 fn threads_waking_running_futures_over_and_over_change_no_output() {
-    let _watchdog =
-        Watchdog::start("threads_waking_running_futures_over_and_over_change_no_output");
+    // Each output is progress: a lost wake stops them, while the test as a
+    // whole may take long where threads run one at a time (under valgrind
+    // the spinning nudgers and opener took 11 to 25 s of it).
+    let watchdog = Watchdog::start("threads_waking_running_futures_over_and_over_change_no_output");
     let count = 300;
     let gates = Gates::new();
     let stop = Arc::new(AtomicBool::new(false));
@@ -573,7 +575,14 @@ fn threads_waking_running_futures_over_and_over_change_no_output() {
             }
         })
     };
-    let outputs: Vec<usize> = block_on(gates.source(count).bounded(8, 4).ordered(16).collect());
+    let outputs: Vec<usize> = block_on(
+        gates
+            .source(count)
+            .bounded(8, 4)
+            .ordered(16)
+            .inspect(|_| watchdog.tick())
+            .collect(),
+    );
     stop.store(true, SeqCst);
     opener.join().expect("the opener panicked");
     for nudger in nudgers {
