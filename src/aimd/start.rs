@@ -38,7 +38,8 @@ pub(super) enum Measuring {
 pub(super) struct Half {
     rise: Rise,
     /// The figure above, and the limit it was measured at.
-    above: (Baseline, usize),
+    above: Baseline,
+    from: usize,
     /// The lowest limit known to queue, if any.
     queued: Option<usize>,
 }
@@ -181,7 +182,8 @@ impl Aimd {
                 {
                     let check = Half {
                         rise,
-                        above: (base, limit),
+                        above: base,
+                        from: limit,
                         queued: None,
                     };
                     self.measure(at, Measuring::Half(check), half, mean);
@@ -191,15 +193,15 @@ impl Aimd {
             }
             Some(Measuring::Half(Half {
                 rise,
-                above: (above, from),
+                above,
+                from,
                 queued,
             })) => {
                 if !self.clear_above((&above, 1.0), (&base, 1.0), SURE) {
                     // No queue where it was measured before: that figure,
                     // of more samples, stands, and the limit goes back.
                     self.base = Some(above);
-                    self.settle_rise(at, rise, from, queued, mean);
-                    if !self.slow_start {
+                    if !self.settle_rise(at, rise, from, queued, mean) {
                         self.decide(at, from, Some(mean), false);
                     }
                     return;
@@ -213,7 +215,8 @@ impl Aimd {
                 if half < limit && !self.clear_above((&base, ratio), (&above, 1.0), SURE) {
                     let check = Half {
                         rise,
-                        above: (base, limit),
+                        above: base,
+                        from: limit,
                         queued: Some(from),
                     };
                     self.measure(at, Measuring::Half(check), half, mean);
@@ -229,18 +232,17 @@ impl Aimd {
             }
         };
         self.base = Some(base);
-        self.settle_rise(at, rise, limit, queued, mean);
-        if !self.slow_start {
+        if !self.settle_rise(at, rise, limit, queued, mean) {
             let grown = self.grown(binds, twice);
             self.decide(at, grown, Some(mean), false);
         }
     }
 
     /// Tests the round that showed a rise against the measured figure: if it
-    /// shows no queue, slow start goes on from its limit; else what the
-    /// service took sets the ceiling, above `from` (where the figure was
-    /// measured) and no higher than `queued` (the lowest limit known to
-    /// queue), if any.
+    /// shows no queue, slow start goes on from its limit, decided here (and
+    /// it says so); else what the service took sets the ceiling, above
+    /// `from` (where the figure was measured) and no higher than `queued`
+    /// (the lowest limit known to queue), if any, and the caller decides.
     fn settle_rise(
         &mut self,
         at: Duration,
@@ -248,9 +250,9 @@ impl Aimd {
         from: usize,
         queued: Option<usize>,
         mean: f64,
-    ) {
+    ) -> bool {
         let Some(base) = self.base else {
-            return;
+            return false;
         };
         let Rise {
             limit,
@@ -267,7 +269,7 @@ impl Aimd {
             self.ceiling = ceiling;
             self.slow_start = true;
             self.decide(at, limit, Some(mean), false);
-            return;
+            return true;
         }
         // What the service took by the measured figure, give or take the
         // noise: one more is the lowest limit known to queue.
@@ -278,10 +280,9 @@ impl Aimd {
             .max(from + 1)
             .min(most);
         self.ceiling = Some(ceiling);
+        false
     }
-}
 
-impl Aimd {
     /// Whether `high`'s mean, times `scale`, is above `low`'s by more than the
     /// tolerance and `errors` standard errors of both.
     fn clear_above(&self, high: (&Baseline, f64), low: (&Baseline, f64), errors: f64) -> bool {
