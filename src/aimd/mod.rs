@@ -41,6 +41,10 @@ const CLIP: f64 = 4.0;
 /// A cut leaves a queue of up to this many standard errors: where the run
 /// time varies that much, such a queue costs little and noise cuts less.
 const KEEP: f64 = 1.5;
+/// A queue of fewer items never counts: past a capacity, every item beyond
+/// it waits (a queue of one or more), so less is a run time that rises with
+/// the load (a shared processor, a pool), not a capacity.
+const LEAST_QUEUE: f64 = 0.5;
 /// Standard errors a queue must exceed to count in two rounds in a row, or in
 /// one.
 const SUSPECT: f64 = 2.0;
@@ -126,8 +130,12 @@ const START: usize = 2;
 /// standard error comes from how much the run time varies and how many
 /// samples the round and `base` hold; run times vary in proportion to their
 /// length, so the noise is the unloaded run time's coefficient of variation
-/// at the round's mean. A queue never counts below `n × (1 − 1 / tolerance)`,
-/// nor before `base` has 8 samples behind it.
+/// at the round's mean. A queue never counts below `n × (1 − 1 / tolerance)`
+/// or half an item, whichever is more, nor before `base` has 8 samples
+/// behind it: past a capacity, every item beyond it waits (a queue of one or
+/// more), so a queue of less is a run time that rises with the load (a
+/// processor or a pool the requests share), not a capacity, and cutting for
+/// it costs throughput.
 ///
 /// **Slow start** doubles the limit while rounds bind and show no rise.
 /// Its figure of the unloaded run time is every run time it saw (its rounds,
@@ -560,7 +568,8 @@ impl Aimd {
     /// as a queue, however steady the service: 1.02 (2 %) by default. Where
     /// the run time varies, the noise sets a higher bar by itself; this one is
     /// for steady services, where a rise of `1 / n` is one item waiting of
-    /// `n` in flight.
+    /// `n` in flight. A queue of less than half an item never counts, whatever
+    /// the tolerance (see the rule).
     ///
     /// # Panics
     ///

@@ -8,8 +8,8 @@ use std::time::Duration;
 use super::figures::{Baseline, Seen, binds};
 use super::moved::Cuts;
 use super::{
-    Aimd, CLIP, Decision, EXIT, EXIT_SAMPLES, Ended, KEEP, LARGE_RISE, Pool, REACHED_ROUNDS, Round,
-    SETTLED, SURE, SUSPECT,
+    Aimd, CLIP, Decision, EXIT, EXIT_SAMPLES, Ended, KEEP, LARGE_RISE, LEAST_QUEUE, Pool,
+    REACHED_ROUNDS, Round, SETTLED, SURE, SUSPECT,
 };
 
 impl Aimd {
@@ -82,6 +82,12 @@ impl Aimd {
                 limit: self.limit,
             });
         }
+    }
+
+    /// The least queue that counts at `in_flight` items, however steady the
+    /// service: the tolerance's share of them, and at least half an item.
+    pub(super) fn least_queue(&self, in_flight: f64) -> f64 {
+        (in_flight * (1.0 - 1.0 / self.tolerance)).max(LEAST_QUEUE)
     }
 
     /// `limit`, rounded, at least one lower than the limit (unless at `min`).
@@ -170,7 +176,7 @@ impl Aimd {
         // lognormal services that ran long by chance passed for queues: on
         // σ 0.6, runs whose goodput fell to 0.84 to 0.89 (tools/models).
         let error = base.error(in_flight, samples);
-        let floor = in_flight * (1.0 - 1.0 / self.tolerance);
+        let floor = self.least_queue(in_flight);
         let threshold = (SUSPECT * error).max(floor);
         let sure = (SURE * error).max(floor);
         // Rounds right after a change favour the fast items (each ends as the
@@ -287,7 +293,7 @@ impl Aimd {
         let n = pool.flying / pool.seen.samples;
         let queue = (n * (1.0 - base.mean / pool.seen.mean)).min(n - 1.0);
         let error = base.error(n, pool.seen.samples);
-        let counts = queue > (SUSPECT * error).max(n * (1.0 - 1.0 / self.tolerance));
+        let counts = queue > (SUSPECT * error).max(self.least_queue(n));
         (pool.rounds >= 2 && counts).then_some((queue, error))
     }
 

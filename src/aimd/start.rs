@@ -262,7 +262,7 @@ impl Aimd {
         } = rise;
         let queue = in_flight * (1.0 - base.mean / seen.mean);
         let error = base.error(in_flight, seen.samples);
-        let floor = in_flight * (1.0 - 1.0 / self.tolerance);
+        let floor = self.least_queue(in_flight);
         if queue <= (SUSPECT * error).max(floor) && queued.is_none() {
             // Slow start's figure made that rise: it goes on from there,
             // below the ceiling back-pressure set before, if any.

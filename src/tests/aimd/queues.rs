@@ -2,7 +2,7 @@
 //! measured below it, confirmed or not (slow start goes on); the warm-up after
 //! a change; a queue cut to what the service took, a small queue confirmed
 //! over two rounds, found to be noise, or shown by the rounds at one limit
-//! together; outliers (not a queue, however many) and completions slower than
+//! together; no queue of less than half an item; outliers (not a queue, however many) and completions slower than
 //! those in flight (not a queue either).
 
 use std::time::Duration;
@@ -200,6 +200,23 @@ fn a_large_queue_cuts_at_once() {
     // standard errors (about 0.9 each, of a queue of none: the unloaded run
     // time's noise): 16 - 3.2 + one and a half standard errors, 14.
     assert_eq!(feed.round_of(10_500, 14_500, true).limit, 14);
+}
+
+#[test]
+fn a_queue_of_less_than_half_an_item_never_counts() {
+    // The rule's "the queue": it never counts below half an item. Past a
+    // capacity every item beyond it waits, so a queue of less is a run time
+    // that rises with the load (a shared processor), not a capacity. A
+    // steady service of 10 ms, measured at 8.
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(8));
+    feed.settle_at(8, 10, 10);
+    // 10.5 ms: 8 x (1 - 10/10.5) = 0.38 waiting, above the tolerance's
+    // share (2 %: 0.16) with no noise at all, but less than half an item:
+    // it holds.
+    assert_eq!(feed.round_of(10_500, 10_500, true).limit, 8);
+    // 11 ms: 0.73 waiting, one item or so at times: the service took 7.3,
+    // and the limit comes down to 7.
+    assert_eq!(feed.round_of(11 * MS, 11 * MS, true).limit, 7);
 }
 
 #[test]
