@@ -5,7 +5,11 @@
 //! tenant's quota, a flaky shard), and a hyper-util client that classifies
 //! 429 and 503 as back-pressure, as the docs show. It runs the requests
 //! through static limits and through `Aimd`, three rounds each, and prints
-//! the medians side by side with the adaptive run's final limit.
+//! the medians side by side with the adaptive run's final limit, and each
+//! run's mean time per request: where it rises with the limit while the
+//! throughput still does too (client and server sharing a few cores), that
+//! rise is what holds `Aimd` below the best static limit, since it reads a
+//! queue from the run time.
 //!
 //! ```sh
 //! cargo run --release -p real --bin http_adaptive            # 5,000 requests a run
@@ -65,6 +69,7 @@ async fn main() -> ExitCode {
 
     let mut checks = Checks::default();
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); STATIC.len() + 1];
+    let mut per_request: Vec<Vec<Duration>> = vec![Vec::new(); STATIC.len() + 1];
     let mut finals = Vec::new();
     for _ in 0..ROUNDS {
         for (index, &workers) in STATIC.iter().enumerate() {
@@ -77,27 +82,34 @@ async fn main() -> ExitCode {
                 requests,
             );
             times[index].push(run.elapsed);
+            per_request[index].push(run.mean_request);
         }
         let run = run(&client, addr, &server, requests, None).await;
         check(&mut checks, "adaptive", &run, max, requests);
         times[STATIC.len()].push(run.elapsed);
+        per_request[STATIC.len()].push(run.mean_request);
         finals.push(run.final_limit);
         checks.observe("adaptive: the final workers limit", run.final_limit as u64);
     }
 
     let medians: Vec<Duration> = times.into_iter().map(median).collect();
+    let requests_mean: Vec<Duration> = per_request.into_iter().map(median).collect();
     let best = STATIC
         .iter()
         .zip(&medians)
         .min_by_key(|(_, time)| **time)
         .map(|(&workers, &time)| (workers, time))
         .expect("static limits");
-    println!("  {:<56} {:>10}   {:>16}", "run", "median", "/ best static");
+    println!(
+        "  {:<56} {:>10}   {:>13}   {:>12}",
+        "run", "median", "/ best static", "per request"
+    );
     for (index, &workers) in STATIC.iter().enumerate() {
         line(
             &format!("bounded({workers}, {WAITING})"),
             medians[index],
             best.1,
+            requests_mean[index],
         );
     }
     let adaptive = medians[STATIC.len()];
@@ -105,6 +117,7 @@ async fn main() -> ExitCode {
         &format!("bounded(1, {WAITING}).adaptive(Aimd::new(1, {max}), is_429_or_503)"),
         adaptive,
         best.1,
+        requests_mean[STATIC.len()],
     );
     let ratio = adaptive.as_secs_f64() / best.1.as_secs_f64();
     println!(
@@ -123,6 +136,8 @@ async fn main() -> ExitCode {
 /// One run's outcome.
 struct Run {
     elapsed: Duration,
+    /// The mean time of a request, from its first poll to its body read.
+    mean_request: Duration,
     /// Each request's status, by id; `None` if never answered.
     statuses: Vec<Option<StatusCode>>,
     answered_twice: usize,
@@ -168,9 +183,13 @@ async fn run(
     let mut statuses = vec![None; requests as usize];
     let mut answered_twice = 0;
     let mut failures = Vec::new();
+    let mut took = Duration::ZERO;
+    let mut timed = 0u32;
     for answer in answers {
         match answer {
-            Ok(Answer { id, status }) => {
+            Ok(Answer { id, status, time }) => {
+                took += time;
+                timed += 1;
                 let slot = &mut statuses[id as usize];
                 answered_twice += usize::from(slot.is_some());
                 *slot = Some(status);
@@ -180,6 +199,7 @@ async fn run(
     }
     Run {
         elapsed,
+        mean_request: took / timed.max(1),
         statuses,
         answered_twice,
         failures,
@@ -230,11 +250,12 @@ fn check(checks: &mut Checks, name: &str, run: &Run, limit: usize, requests: u32
     );
 }
 
-fn line(name: &str, time: Duration, best: Duration) {
+fn line(name: &str, time: Duration, best: Duration, per_request: Duration) {
     println!(
-        "  {name:<56} {:>7.1} ms   {:>16.2}",
+        "  {name:<56} {:>7.1} ms   {:>13.2}   {:>9.2} ms",
         time.as_secs_f64() * 1e3,
-        time.as_secs_f64() / best.as_secs_f64()
+        time.as_secs_f64() / best.as_secs_f64(),
+        per_request.as_secs_f64() * 1e3,
     );
 }
 
@@ -287,10 +308,13 @@ type HttpClient = Client<HttpConnector, Empty<Bytes>>;
 struct Answer {
     id: u32,
     status: StatusCode,
+    /// From the request's first poll to its body read.
+    time: Duration,
 }
 
 /// One GET, its body read to the end (so that its connection goes back to the pool).
 async fn get(client: HttpClient, addr: SocketAddr, id: u32) -> Result<Answer, String> {
+    let started = Instant::now();
     let uri: Uri = format!("http://{addr}/item/{id}")
         .parse()
         .expect("a valid URI");
@@ -304,5 +328,9 @@ async fn get(client: HttpClient, addr: SocketAddr, id: u32) -> Result<Answer, St
         .collect()
         .await
         .map_err(|error| format!("request {id}: {error}"))?;
-    Ok(Answer { id, status })
+    Ok(Answer {
+        id,
+        status,
+        time: started.elapsed(),
+    })
 }
