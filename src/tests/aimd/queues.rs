@@ -2,8 +2,9 @@
 //! measured below it, confirmed or not (slow start goes on); the warm-up after
 //! a change; a queue cut to what the service took, a small queue confirmed
 //! over two rounds, found to be noise, or shown by the rounds at one limit
-//! together; no queue of less than half an item; outliers (not a queue, however many) and completions slower than
-//! those in flight (not a queue either).
+//! together; no queue of less than half an item; outliers (not a queue,
+//! however many) and completions slower than those in flight (not a queue
+//! either).
 
 use std::time::Duration;
 

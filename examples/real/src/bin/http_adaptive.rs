@@ -69,7 +69,7 @@ async fn main() -> ExitCode {
 
     let mut checks = Checks::default();
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); STATIC.len() + 1];
-    let mut per_request: Vec<Vec<Duration>> = vec![Vec::new(); STATIC.len() + 1];
+    let mut request_times: Vec<Vec<Duration>> = vec![Vec::new(); STATIC.len() + 1];
     let mut finals = Vec::new();
     for _ in 0..ROUNDS {
         for (index, &workers) in STATIC.iter().enumerate() {
@@ -82,18 +82,18 @@ async fn main() -> ExitCode {
                 requests,
             );
             times[index].push(run.elapsed);
-            per_request[index].push(run.mean_request);
+            request_times[index].push(run.mean_request);
         }
         let run = run(&client, addr, &server, requests, None).await;
         check(&mut checks, "adaptive", &run, max, requests);
         times[STATIC.len()].push(run.elapsed);
-        per_request[STATIC.len()].push(run.mean_request);
+        request_times[STATIC.len()].push(run.mean_request);
         finals.push(run.final_limit);
         checks.observe("adaptive: the final workers limit", run.final_limit as u64);
     }
 
     let medians: Vec<Duration> = times.into_iter().map(median).collect();
-    let requests_mean: Vec<Duration> = per_request.into_iter().map(median).collect();
+    let request_medians: Vec<Duration> = request_times.into_iter().map(median).collect();
     let best = STATIC
         .iter()
         .zip(&medians)
@@ -109,7 +109,7 @@ async fn main() -> ExitCode {
             &format!("bounded({workers}, {WAITING})"),
             medians[index],
             best.1,
-            requests_mean[index],
+            request_medians[index],
         );
     }
     let adaptive = medians[STATIC.len()];
@@ -117,7 +117,7 @@ async fn main() -> ExitCode {
         &format!("bounded(1, {WAITING}).adaptive(Aimd::new(1, {max}), is_429_or_503)"),
         adaptive,
         best.1,
-        requests_mean[STATIC.len()],
+        request_medians[STATIC.len()],
     );
     let ratio = adaptive.as_secs_f64() / best.1.as_secs_f64();
     println!(
