@@ -8,7 +8,7 @@
 //!   was tuned on seeds 1 to 600 of the family (and 1 to 400 of the models
 //!   outside it); seeds 601 to 800 are held out, and the README's table
 //!   reports them.
-//! - `--family family|refused|outside|unseen|refuse|fresh|sealed` (default
+//! - `--family family|refused|outside|unseen|refuse|fresh|sealed|shared` (default
 //!   `family`): the models of issue 20 (`models.rs`); those of issue 34,
 //!   refused whatever the load (`models.rs`, not yet checked by `.ci/run`:
 //!   the rule misses some of their runs); models outside it that the
@@ -19,7 +19,9 @@
 //!   issue 34 before its rule was run on them, run once it was frozen
 //!   (`fresh.rs`; run again since, so no longer unseen); or models written
 //!   after the rule that judges refusals against fewer in flight was frozen,
-//!   run once on it (`sealed.rs`).
+//!   run once on it (`sealed.rs`); or services whose requests slow each
+//!   other down below a hard capacity, written after `http_adaptive` showed
+//!   the miss (`shared.rs`).
 //! - `--model TEXT`: only the models whose name contains TEXT.
 //! - `--runs`: one line per run as well, not only the worst per row.
 //! - `--trace`: the controller's decisions in each run (with `--model`).
@@ -38,6 +40,7 @@ mod outside;
 mod refuse;
 mod score;
 mod sealed;
+mod shared;
 mod unseen;
 
 use std::sync::Mutex;
@@ -106,9 +109,11 @@ fn options() -> Result<Options, String> {
                     "refuse" => refuse::models,
                     "fresh" => fresh::models,
                     "sealed" => sealed::models,
+                    "shared" => shared::models,
                     other => {
                         return Err(format!(
-                            "--family {other}: family, refused, outside, unseen, refuse, fresh or sealed"
+                            "--family {other}: family, refused, outside, unseen, refuse, fresh, sealed \
+                             or shared"
                         ));
                     }
                 }

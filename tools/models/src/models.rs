@@ -185,6 +185,11 @@ pub struct Model {
     pub change: Change,
     /// Refusals whatever the load.
     pub refused: Refused,
+    /// What each request in service costs the others: a request that enters
+    /// with `n` in service (itself counted) runs `1 + contention × (n − 1)`
+    /// times its own service time (a processor, a disk or a pool the
+    /// requests share). Zero in every model but those of `shared.rs`.
+    pub contention: f64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -206,6 +211,7 @@ impl Model {
             capacity: 32,
             change: Change::None,
             refused: Refused::NONE,
+            contention: 0.0,
         }
     }
 
@@ -309,6 +315,12 @@ impl Model {
         }
     }
 
+    /// How much longer each request runs with `in_service` in service (at
+    /// least one) than alone.
+    pub fn stretch(&self, in_service: usize) -> f64 {
+        1.0 + self.contention * in_service.saturating_sub(1) as f64
+    }
+
     /// Requests in flight the source needs on average (Little's law), for a
     /// source slower than the service.
     pub fn source_needs(&self) -> Option<f64> {
@@ -398,6 +410,8 @@ struct Inner {
     refused: Refused,
     /// Draws whether a call is refused whatever the load.
     refusals: Rng,
+    /// The model's, to stretch each service time by.
+    model: Model,
     in_service: usize,
     /// Queued requests: FIFO, each with its ticket and the waker to call when
     /// it is let in; wake-all, only wakers.
@@ -435,6 +449,7 @@ impl Service {
             rng,
             refused: model.refused,
             refusals,
+            model: *model,
             in_service: 0,
             queue: VecDeque::new(),
             admitted: Vec::new(),
@@ -507,12 +522,21 @@ impl Service {
         if let Some(ticket) = queued {
             std::future::poll_fn(|cx| self.lock().poll_admission(ticket, cx.waker())).await;
         }
-        let service = {
+        let (service, held) = {
             let mut inner = self.lock();
             let dist = inner.service;
-            dist.draw(&mut inner.rng)
+            let service = dist.draw(&mut inner.rng);
+            // The others in service slow it down (whole milliseconds, the
+            // nearest, as every draw); its own service time is the draw.
+            let stretch = inner.model.stretch(inner.in_service);
+            let held = if stretch > 1.0 {
+                Duration::from_millis((service.as_secs_f64() * 1e3 * stretch).round() as u64)
+            } else {
+                service
+            };
+            (service, held)
         };
-        tokio::time::sleep(service).await;
+        tokio::time::sleep(held).await;
         {
             let mut inner = self.lock();
             inner.in_service -= 1;
