@@ -314,8 +314,12 @@ const START: usize = 2;
 /// sees a queue of one request at a steady service, but where the run time
 /// varies a queue within the noise goes unseen: it keeps the limit a few
 /// items above the capacity rather than below it. A service that lets waiting
-/// requests starve (it serves newcomers first) hides its queue from any
-/// controller that learns from completions, this one included.
+/// requests starve (it serves newcomers first) hides its queue from it: the
+/// starved requests complete late and rarely, as outliers, and the rounds
+/// show the newcomers' run times. (Spawned, a worker polls its next item in
+/// the poll its last one completed in, before the requests that completion
+/// woke: a service that lets a newcomer take a freed place starves its
+/// waiting requests then; the guide's adaptive page has the figures.)
 ///
 /// What it holds: room for 1 024 run times, twice, for a round's samples up
 /// to 1 024, and for the refusal tallies of up to 1 025 levels of items in
