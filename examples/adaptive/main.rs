@@ -1,5 +1,5 @@
 //! Adaptive limits against a simulated service whose capacity drops halfway:
-//! static limits of 4 to 128 against `Aimd` starting from two workers, on
+//! static limits of 4 to 128 against `Aimd` starting from four workers, on
 //! tokio's paused clock (exact, repeatable figures; the run takes a few seconds
 //! of real time).
 //!

@@ -104,7 +104,7 @@ impl Service {
 #[derive(Clone, Copy, Debug)]
 pub enum Policy {
     Static(usize),
-    /// `Aimd::new(1, 256)`: it starts from two workers.
+    /// `Aimd::new(1, 256)`: it starts from four workers.
     Adaptive,
     /// The same, with the workers as tasks (`spawn_on`).
     AdaptiveSpawned,

@@ -96,18 +96,24 @@ const HALVED_SAMPLES: f64 = 16.0;
 /// Or this many, where their mean is clear of the midpoint by three standard
 /// errors.
 const HALVED_EARLY: f64 = 4.0;
-/// The default start: two, so that one slow item does not hold the stream.
-const START: usize = 2;
+/// The default start: more than one, so that one slow item does not hold
+/// the stream, and four rather than two, one doubling of slow start fewer.
+const START: usize = 4;
 
 /// The adaptive [`Controller`]: finds how many workers a service takes before
 /// its requests start to wait or it pushes back, and follows it as it changes.
 ///
-/// `Aimd::new(min, max)` starts at 2, within `[min, max]`
+/// `Aimd::new(min, max)` starts at 4, within `[min, max]`
 /// ([`starting_at`](Self::starting_at) changes that), in slow start. Not at
 /// 1: it learns only from completions, and at a limit of 1 a slow first item
 /// (one of a service's rare slow requests, a cold cache) holds the whole
-/// stream for its run time, with nothing learned; at 2 the other worker keeps
-/// completing. Its rule, in full:
+/// stream for its run time, with nothing learned; with more, the other
+/// workers keep completing. Not at 2 either: each doubling of slow start
+/// takes about two run times (its round counts only the items started after
+/// the doubling, below), all of them spent below a large service's capacity,
+/// and a start at 4 saves one. A service that takes fewer than 4 at a time
+/// queues, or refuses, a call or two in that first round (`starting_at(1)`
+/// where that is known). Its rule, in full:
 ///
 /// **Rounds.** It decides once per *round*: as many samples as the limit.
 /// After a change of the limit (out of slow start), the first completions, as
@@ -367,15 +373,16 @@ const START: usize = 2;
 ///     .clock(|| tokio::time::Instant::now().into_std());
 /// while let Some(_) = replies.next().await {}
 /// let rounds = history.rounds();
-/// // It started at 2: the first round doubled it. Slow start doubled it past
+/// // It started at 4: the first round doubled it. Slow start doubled it past
 /// // 8 and saw the queue at 16.
-/// assert_eq!(rounds.first().unwrap().limit, 4);
+/// assert_eq!(rounds.first().unwrap().limit, 8);
 /// assert!(rounds.iter().any(|round| round.limit == 16));
-/// // From then on it stays at what the service takes, measured there, and
-/// // tries 9 now and then (an item queues, and it comes back).
+/// // It measures at 8, closes in on the ceiling (10, then 9: each queues),
+/// // and from 200 ms on stays at what the service takes, trying 9 now and
+/// // then (an item queues, and it comes back).
 /// let after: Vec<_> = rounds
 ///     .iter()
-///     .filter(|round| round.at > Duration::from_millis(100))
+///     .filter(|round| round.at > Duration::from_millis(200))
 ///     .map(|round| round.limit)
 ///     .collect();
 /// assert!(after.iter().all(|limit| (7..=9).contains(limit)), "{after:?}");
@@ -487,8 +494,8 @@ struct Round {
 }
 
 impl Aimd {
-    /// A controller that keeps the limit within `[min, max]`, starting at 2
-    /// (or the nearer bound, if 2 is outside them).
+    /// A controller that keeps the limit within `[min, max]`, starting at 4
+    /// (or the nearer bound, if 4 is outside them).
     ///
     /// # Panics
     ///
@@ -500,9 +507,9 @@ impl Aimd {
     /// ```
     /// use bounded_buffered::{Aimd, Controller};
     ///
-    /// assert_eq!(Aimd::new(1, 100).initial(), 2);
-    /// assert_eq!(Aimd::new(1, 1).initial(), 1);
-    /// assert_eq!(Aimd::new(4, 100).initial(), 4);
+    /// assert_eq!(Aimd::new(1, 100).initial(), 4);
+    /// assert_eq!(Aimd::new(1, 2).initial(), 2);
+    /// assert_eq!(Aimd::new(8, 100).initial(), 8);
     /// ```
     #[track_caller]
     pub fn new(min: usize, max: usize) -> Self {
@@ -550,7 +557,7 @@ impl Aimd {
         }
     }
 
-    /// Starts at `limit` (clamped to `[min, max]`) instead of 2, still in
+    /// Starts at `limit` (clamped to `[min, max]`) instead of 4, still in
     /// slow start: `starting_at(1)` for a service known to take one at a time,
     /// a higher one for a service known to take many.
     ///

@@ -471,16 +471,17 @@ both_modes! {
 
 both_modes! {
     /// Points 26 and 35: an adaptive controller sets the shared `workers`
-    /// of a tenants stream as of any stream: it starts at its minimum.
+    /// of a tenants stream as of any stream: it starts where the controller
+    /// starts, below the stream's own 4.
     fn an_adaptive_limit_governs_every_tenant_together(mode) {
         let gates = Gates::new();
         let tenants = Tenants::new()
             .with('a', 1, tenant(&gates, 0..4))
             .with('b', 1, tenant(&gates, 10..14));
-        let aimd = bounded_buffered::Aimd::new(1, 4);
+        let aimd = bounded_buffered::Aimd::new(1, 4).starting_at(2);
         let mut run = drive!(mode, tenants.bounded(4, 1).adaptive(aimd, |_: &usize| false));
         assert!(run.take_ready().is_empty());
-        assert_eq!(run.stats().workers_limit, 2, "Aimd starts at two");
+        assert_eq!(run.stats().workers_limit, 2, "the controller's start");
         assert_eq!(run.stats().active, 2);
         let outputs = finish(&mut run, &gates, [0..4, 10..14]);
         assert_eq!(outputs.len(), 8);

@@ -12,18 +12,23 @@ use crate::aimd::Aimd;
 use super::{Feed, MS, sample};
 
 #[test]
-fn it_starts_at_two_within_min_and_max() {
-    // The rule's start: 2, so that one slow item does not hold the stream.
-    assert_eq!(Aimd::new(1, 256).initial(), 2);
+fn it_starts_at_four_within_min_and_max() {
+    // The rule's start: 4 (not 1, so that one slow item does not hold the
+    // stream; not 2, one doubling of two run times fewer), or the nearer
+    // bound.
+    assert_eq!(Aimd::new(1, 256).initial(), 4);
     assert_eq!(Aimd::new(1, 1).initial(), 1);
-    assert_eq!(Aimd::new(3, 256).initial(), 3);
+    assert_eq!(Aimd::new(1, 3).initial(), 3);
+    assert_eq!(Aimd::new(5, 256).initial(), 5);
     assert_eq!(Aimd::new(1, 256).starting_at(1).initial(), 1);
-    // A round at 2 is two samples.
+    // A round at 4 is four samples.
     let mut feed = Feed::new(Aimd::new(1, 256));
-    feed.aimd.sample(&sample(0, 10 * MS, true, false, 2));
+    for _ in 0..3 {
+        feed.aimd.sample(&sample(0, 10 * MS, true, false, 4));
+    }
     assert_eq!(feed.decisions(), 0);
-    feed.aimd.sample(&sample(0, 10 * MS, true, false, 2));
-    assert_eq!(feed.last().limit, 4);
+    feed.aimd.sample(&sample(0, 10 * MS, true, false, 4));
+    assert_eq!(feed.last().limit, 8);
 }
 
 #[test]

@@ -225,7 +225,7 @@ fn the_limit_stays_within_min_and_max() {
     // Slow start never takes it above `max`.
     let mut feed = Feed::new(Aimd::new(3, 10));
     let limits: Vec<_> = (0..3).map(|_| feed.round(10).limit).collect();
-    assert_eq!(limits, [6, 10, 10]);
+    assert_eq!(limits, [8, 10, 10]);
 }
 
 #[test]

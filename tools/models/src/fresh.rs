@@ -180,10 +180,12 @@ const MAILER: Model = Model {
     )
 };
 
-/// A video transcoder fleet: 120 workers of 150 ms, no queue. (From a start
-/// at 2, doubling once per run time and stopping at 120, 5,000 calls take at
-/// best 1 / 0.894 of the ideal time: its goodput target is out of reach of
-/// such a controller; the guide's adaptive page says so.)
+/// A video transcoder fleet: 120 workers of 150 ms, no queue. (From the
+/// default start at 4, doubling once per run time and stopping at 120, 5,000
+/// calls take at best 1 / 0.913 of the ideal time, and 1 / 0.894 from a
+/// start at 2: its goodput target is within reach only of a controller that
+/// doubles once per run time, not of one that takes two, as `Aimd` does; the
+/// guide's adaptive page says so.)
 const TRANSCODE: Model = Model {
     capacity: 120,
     overflow: Overflow::Refuse,
