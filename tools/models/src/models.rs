@@ -318,7 +318,7 @@ impl Model {
     /// How much longer each request runs with `in_service` in service (at
     /// least one) than alone.
     pub fn stretch(&self, in_service: usize) -> f64 {
-        1.0 + self.contention * in_service.saturating_sub(1) as f64
+        stretch(self.contention, in_service)
     }
 
     /// Requests in flight the source needs on average (Little's law), for a
@@ -329,6 +329,11 @@ impl Model {
             Source::Poisson(rate) => Some(rate * self.service.mean() / 1e3),
         }
     }
+}
+
+/// [`Model::stretch`], for a model's `contention`.
+fn stretch(contention: f64, in_service: usize) -> f64 {
+    1.0 + contention * in_service.saturating_sub(1) as f64
 }
 
 /// A service of capacity 32 that refuses `share` of its calls at the door
@@ -411,7 +416,7 @@ struct Inner {
     /// Draws whether a call is refused whatever the load.
     refusals: Rng,
     /// The model's, to stretch each service time by.
-    model: Model,
+    contention: f64,
     in_service: usize,
     /// Queued requests: FIFO, each with its ticket and the waker to call when
     /// it is let in; wake-all, only wakers.
@@ -449,7 +454,7 @@ impl Service {
             rng,
             refused: model.refused,
             refusals,
-            model: *model,
+            contention: model.contention,
             in_service: 0,
             queue: VecDeque::new(),
             admitted: Vec::new(),
@@ -528,7 +533,7 @@ impl Service {
             let service = dist.draw(&mut inner.rng);
             // The others in service slow it down (whole milliseconds, the
             // nearest, as every draw); its own service time is the draw.
-            let stretch = inner.model.stretch(inner.in_service);
+            let stretch = stretch(inner.contention, inner.in_service);
             let held = if stretch > 1.0 {
                 Duration::from_millis((service.as_secs_f64() * 1e3 * stretch).round() as u64)
             } else {

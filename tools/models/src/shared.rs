@@ -2,7 +2,8 @@
 //! pool they share) below a hard capacity: the run time rises a little with
 //! every request in service, and the throughput still rises with the load up
 //! to the capacity, as with `examples/real`'s HTTP server on two cores
-//! (3.3 ms a request at 4 in flight, 4.0 at 64, and 12 times the throughput).
+//! (3.3 ms a request at 4 in flight, 3.9 at 64, and 12 to 13 times the
+//! throughput).
 //! Written for issue 34 after `http_adaptive` showed the miss, before the
 //! rule was run on them; nothing in the rule was tuned on them.
 //!
