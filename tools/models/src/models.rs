@@ -533,13 +533,10 @@ impl Service {
             let service = dist.draw(&mut inner.rng);
             // The others in service slow it down (whole milliseconds, the
             // nearest, as every draw); its own service time is the draw.
+            // A draw is whole milliseconds: unstretched, it holds as drawn.
             let stretch = stretch(inner.contention, inner.in_service);
-            let held = if stretch > 1.0 {
-                Duration::from_millis((service.as_secs_f64() * 1e3 * stretch).round() as u64)
-            } else {
-                service
-            };
-            (service, held)
+            let held = (service.as_secs_f64() * 1e3 * stretch).round() as u64;
+            (service, Duration::from_millis(held))
         };
         tokio::time::sleep(held).await;
         {
