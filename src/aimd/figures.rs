@@ -123,12 +123,17 @@ pub(super) struct RunTimes {
     /// The run times in the mean, and their squares.
     pub(super) total: f64,
     pub(super) squares: f64,
+    /// The outliers' run times, and their squares.
+    pub(super) late: f64,
+    pub(super) late_squares: f64,
 }
 
 impl RunTimes {
     pub(super) fn add(&mut self, run: f64, outlier: bool) {
         if outlier {
             self.outliers += 1;
+            self.late += run;
+            self.late_squares += run * run;
         } else {
             self.samples += 1;
             self.total += run;
@@ -137,16 +142,30 @@ impl RunTimes {
     }
 
     /// What they showed, if any of them is in the mean.
-    #[allow(clippy::cast_precision_loss)]
     pub(super) fn seen(&self) -> Option<Seen> {
-        if self.samples == 0 {
+        Self::of(self.samples, self.total, self.squares)
+    }
+
+    /// What all of them showed, outliers too: what Little's law needs of
+    /// how many a second were served.
+    pub(super) fn all(&self) -> Option<Seen> {
+        Self::of(
+            self.samples + self.outliers,
+            self.total + self.late,
+            self.squares + self.late_squares,
+        )
+    }
+
+    #[allow(clippy::cast_precision_loss)]
+    fn of(samples: usize, total: f64, squares: f64) -> Option<Seen> {
+        if samples == 0 {
             return None;
         }
-        let samples = self.samples as f64;
-        let mean = self.total / samples;
+        let samples = samples as f64;
+        let mean = total / samples;
         Some(Seen {
             mean,
-            variance: (self.squares / samples - mean * mean).max(0.0),
+            variance: (squares / samples - mean * mean).max(0.0),
             samples,
         })
     }

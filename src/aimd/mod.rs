@@ -28,7 +28,7 @@ pub use history::{Decision, History};
 use moved::Cuts;
 use overload::Burst;
 use refusals::Refusals;
-use start::Measuring;
+use start::{Gained, Measuring};
 
 /// The default [`Aimd::tolerance`].
 const TOLERANCE: f64 = 1.02;
@@ -64,8 +64,12 @@ const LARGE_RISE: f64 = 1.4;
 /// a queue where it was measured would explain it.
 const HALF_RISE: f64 = 1.2;
 /// That second measurement takes a round's worth of samples, and at least
-/// this many.
+/// this many (after a doubling that served no more, a full measurement).
 const HALF_SAMPLES: usize = 16;
+/// A doubling of slow start that served less than this many times as many
+/// items a second as the limit below it (beyond three standard errors of a
+/// doubling's gain) shows that limit at or past the capacity.
+const FLAT: f64 = 1.25;
 /// Samples of settled rounds that measure the unloaded run time after slow
 /// start: at least this many, and this many rounds' worth.
 const MEASURE: usize = 32;
@@ -82,11 +86,12 @@ const LOOSE: f64 = 0.1;
 /// share is the mean of the last rounds at the limit, up to this many.
 const SOMETIMES: f64 = 0.05;
 const REACHED_ROUNDS: usize = 4;
-/// Held just below the ceiling for this many samples, or this many rounds,
-/// whichever comes first, it probes the ceiling again.
+/// Held just below the ceiling for this many samples, it probes the ceiling
+/// again; below a ceiling back-pressure set, after this many rounds if that
+/// comes first.
 const PROBE_SAMPLES: usize = 160;
 const PROBE_ROUNDS: usize = 32;
-/// Below a ceiling back-pressure set, this many times as long.
+/// Below a ceiling back-pressure set, this many times as many samples.
 const REFUSED_PROBE: usize = 2;
 /// Cut to at most this share of the limit whose queue began the cuts, with
 /// this many samples there, a run time that kept more than half of its
@@ -156,6 +161,20 @@ const START: usize = 4;
 /// is not known yet). Slow start also ends at a round that does not bind (the
 /// source, not the limit, holds the load back), and at back-pressure.
 ///
+/// Where every round of slow start queues (a capacity below the start),
+/// its figure is of queued run times, and no round rises above it. What
+/// gives such a service away is what it serves: items a second, those in
+/// flight over the mean run time of all the round's samples, outliers too
+/// (Little's law again, with no unloaded run time in it; an outlier held
+/// its place as long, and a service that starves its waiting requests
+/// shows its queue there). A doubling serves twice as many below the
+/// capacity and no more past it, so a binding round that served less than
+/// 1.25 times as many as slow start's round before it, and less than twice
+/// as many by more than three standard errors (each round's spread, or the
+/// figure's if more, once the figure has 8 samples), shows the limit below
+/// at or past the capacity: slow start ends as at a rise (at the limit
+/// below, if the round showed no rise as well).
+///
 /// **Measuring.** At a rise, the limit comes down to what the service took by
 /// slow start's figure (those in flight less the queue), at most the highest
 /// limit a round against that figure showed no rise at (in slow start, or
@@ -179,9 +198,17 @@ const START: usize = 4;
 /// ratio of the two limits (what a queue at both would make it), down to
 /// `min`; the first figure not clearly lower than the one above leaves that
 /// one standing, and the limit goes back to where it was measured. The
-/// lowest limit found to queue caps the ceiling below. Each second
-/// measurement costs a few rounds at half the limit; they come only after a
-/// rise's measurement that shows this much.
+/// lowest limit found to queue caps the ceiling below. After a doubling
+/// that served no more, a figure measured at the limit below it or higher
+/// (there with no rise; with one, where slow start's figure said the
+/// service took as many) is measured again at half whatever it shows: the
+/// doubling showed that limit at or past the capacity, and slow start's
+/// figure may be of queued run times too. Each of these measurements at
+/// half is a full one, 32 samples and three rounds' worth (of 16, at σ 0.6,
+/// a capacity that a doubling met exactly was taken for a queue in a few
+/// runs in 200, and the unloaded run time set too low). Each second
+/// measurement costs a few rounds at half the limit; they come only after
+/// a rise's measurement that shows this much, or after such a doubling.
 ///
 /// The round that showed the rise is then tested against what was measured:
 ///
@@ -203,8 +230,10 @@ const START: usize = 4;
 /// - **no queue**: the limit grows, only if the round binds and the one
 ///   before it did too, at the same limit (a warm-up counts): by half the gap
 ///   to just below the *ceiling* (the lowest limit that last showed a queue
-///   or back-pressure), where it holds; every 160 samples or 32 rounds held
-///   it tries the ceiling itself. If the ceiling shows no queue it is stale:
+///   or back-pressure), where it holds; every 160 samples held it tries the
+///   ceiling itself (however small the limit: at 2, every 80 rounds), and
+///   below a ceiling back-pressure set, within 32 rounds (the refusal may
+///   have been the base rate's). If the ceiling shows no queue it is stale:
 ///   the limit grows by one, then by twice as much each round that binds (2,
 ///   4, 8, ...) until a queue shows. A limit reached now and then but not
 ///   binding grows by one: the source is about as fast as the limit. Now and
@@ -314,9 +343,15 @@ const START: usize = 4;
 /// held below the ceiling one round runs one item more than last showed a
 /// queue (an item queued, or a refusal, per probe, when nothing changed); a
 /// ceiling back-pressure set is probed half as often, and with a base rate of
-/// refusals four times as rarely again (or every 32 rounds held). Slow
-/// start's doubling past a service with no queue costs up to one refused call
-/// per item the service took, when they all complete at once. It
+/// refusals four times as rarely again (or every 32 rounds held). At a limit
+/// of 1 or 2 a probe's queued item is a large share of a round: one in 160
+/// samples keeps the share of queued items small. Slow start's doubling
+/// past a service with no queue costs up to one refused call per item the
+/// service took, when they all complete at once. Slow start from 4 past a
+/// service that takes fewer costs a doubling that served no more, then a
+/// measurement at 4 and at each half below it until one runs as long as the
+/// one above (for a capacity of 2: at 2, then 32 samples at a limit of 1).
+/// It
 /// sees a queue of one request at a steady service, but where the run time
 /// varies a queue within the noise goes unseen: it keeps the limit a few
 /// items above the capacity rather than below it. A service that lets waiting
@@ -416,6 +451,8 @@ pub struct Aimd {
     clean: usize,
     /// Measuring the unloaded run time, and why.
     measuring: Option<Measuring>,
+    /// Slow start's last binding round with no rise.
+    gained: Option<Gained>,
     /// Room to take a median in.
     scratch: Vec<f64>,
     /// The settled rounds at the current limit, taken together.
@@ -469,6 +506,8 @@ struct Pool {
 struct Ended {
     at: Duration,
     seen: Seen,
+    /// What all its samples showed, outliers too.
+    all: Seen,
     in_flight: f64,
     binds: bool,
     twice: bool,
@@ -536,6 +575,7 @@ impl Aimd {
             pending: Vec::with_capacity(max.saturating_mul(2).min(RUNS_KEPT)),
             clean: 0,
             measuring: None,
+            gained: None,
             scratch: Vec::with_capacity(RUNS_KEPT),
             pool: None,
             round: Round::default(),

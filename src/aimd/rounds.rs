@@ -142,6 +142,7 @@ impl Aimd {
         let ended = Ended {
             at,
             seen,
+            all: times.all().unwrap_or(seen),
             in_flight,
             binds: binds_now,
             twice,

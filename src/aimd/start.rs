@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use super::figures::{Baseline, Seen};
 use super::{
-    Aimd, Ended, HALF_RISE, HALF_SAMPLES, KEEP, MEASURE, MEASURE_ROUNDS, RUNS_KEPT, SURE, SUSPECT,
+    Aimd, Ended, FIRST_SAMPLES, FLAT, HALF_RISE, HALF_SAMPLES, KEEP, MEASURE, MEASURE_ROUNDS,
+    RUNS_KEPT, SURE, SUSPECT,
 };
 
 /// A round that showed a clear rise over slow start's figure: its limit,
@@ -18,6 +19,8 @@ pub(super) struct Rise {
     seen: Seen,
     /// The ceiling before it (back-pressure's), if above its limit.
     ceiling: Option<usize>,
+    /// Its doubling served hardly more than the limit below it: that limit.
+    flat: Option<usize>,
 }
 
 /// Why the unloaded run time is being measured.
@@ -44,7 +47,59 @@ pub(super) struct Half {
     queued: Option<usize>,
 }
 
+/// A binding round of slow start: its limit, the log of how many items a
+/// second it served (Little's law: those in flight over the mean run time),
+/// and how much its run times varied, in proportion to their mean, over how
+/// many samples.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Gained {
+    limit: usize,
+    rate: f64,
+    spread: f64,
+    samples: f64,
+}
+
+impl Gained {
+    fn of(ended: &Ended, limit: usize) -> Self {
+        // All of them: an outlier took its place in the service as long.
+        let Seen {
+            mean,
+            variance,
+            samples,
+        } = ended.all;
+        Self {
+            limit,
+            rate: (ended.in_flight / mean).ln(),
+            spread: variance / (mean * mean),
+            samples,
+        }
+    }
+}
+
 impl Aimd {
+    /// A doubling of slow start that served hardly more than the limit
+    /// below it: that limit was at or past the capacity already. Its limit.
+    ///
+    /// The noise of each round is its own spread, or slow start's figure's
+    /// if more (a round of a few samples may vary little by chance), and
+    /// not known before the figure has its first samples.
+    fn flat_doubling(&self, ended: &Ended) -> Option<usize> {
+        let below = self.gained?;
+        let figure = self.base.filter(|figure| figure.spread >= FIRST_SAMPLES)?;
+        if !self.slow_start || !ended.binds || below.limit >= self.limit {
+            return None;
+        }
+        let here = Gained::of(ended, self.limit);
+        let spread = figure.variance / (figure.mean * figure.mean);
+        let error = (here.spread.max(spread) / here.samples
+            + below.spread.max(spread) / below.samples)
+            .sqrt();
+        let gain = here.rate - below.rate;
+        #[allow(clippy::cast_precision_loss)]
+        let doubled = (self.limit as f64 / below.limit as f64).ln();
+        (gain < FLAT.ln() && doubled - gain > SURE * error).then_some(below.limit)
+    }
+
     /// Adds the run times of slow start's round to its figure's samples.
     pub(super) fn keep_pending(&mut self) {
         let room = RUNS_KEPT.saturating_sub(self.runs.len());
@@ -63,9 +118,12 @@ impl Aimd {
             in_flight,
             binds,
             twice,
+            ..
         } = ended;
         self.same += 1;
-        if queue > rise {
+        let flat = self.flat_doubling(&ended);
+        let risen = queue > rise;
+        if risen || flat.is_some() {
             // A clear rise: the limit comes down to what the service took by
             // slow start's figure (too low a figure takes it lower), and no
             // higher than where slow start saw no rise; the unloaded run time
@@ -75,6 +133,7 @@ impl Aimd {
                 in_flight,
                 seen,
                 ceiling: self.ceiling.filter(|&ceiling| ceiling > self.limit),
+                flat,
             });
             self.ceiling = Some(self.limit);
             self.step = 1;
@@ -83,7 +142,11 @@ impl Aimd {
             let most = self
                 .clean
                 .clamp(self.min, self.limit.saturating_sub(1).max(self.min));
-            let target = self.rounded(most, in_flight - queue);
+            let target = match flat {
+                Some(below) if !risen => below,
+                _ => self.rounded(most, in_flight - queue),
+            };
+            self.gained = None;
             self.measure(at, rise, target, seen.mean);
             return;
         }
@@ -95,6 +158,9 @@ impl Aimd {
         // without one, after `starting_at` a high limit, would measure at
         // `min`).
         self.clean = self.clean.max(self.limit);
+        if self.slow_start && binds {
+            self.gained = Some(Gained::of(&ended, self.limit));
+        }
         if self.slow_start && !binds {
             // The source, not the limit, holds it back: measure here.
             self.slow_start = false;
@@ -141,9 +207,13 @@ impl Aimd {
             ..
         } = ended;
         // A second measurement only tells whether the run time fell with
-        // the limit: a round's worth, at least 16 samples.
+        // the limit: a round's worth, at least 16 samples. Unless slow
+        // start's figure could not tell at all (a doubling that served no
+        // more), and a capacity the doubling met exactly makes a queue
+        // that is none look clear in 16 samples of a service that varies
+        // much: a full one.
         let needed = match self.measuring {
-            Some(Measuring::Half(_)) => HALF_SAMPLES.max(self.limit),
+            Some(Measuring::Half(half)) if half.rise.flat.is_none() => HALF_SAMPLES.max(self.limit),
             _ => MEASURE.max(MEASURE_ROUNDS.saturating_mul(self.limit)),
         };
         if self.measured_runs < needed {
@@ -175,11 +245,19 @@ impl Aimd {
                 // rounds too short to show one), and would be taken for the
                 // unloaded run time for good: below, where it would show,
                 // nothing is ever tried.
-                if half < limit
-                    && self.base.is_some_and(|slow| {
+                // After a doubling that served no more, measured at the
+                // limit below it or higher (with no rise, it is measured
+                // there; with one, where slow start's figure said the
+                // service took as many): the doubling showed that limit at
+                // or past the capacity, and slow start's figure may be of
+                // queued run times too.
+                let again = match rise.flat {
+                    Some(below) => limit >= below,
+                    None => self.base.is_some_and(|slow| {
                         self.clear_above((&base, 1.0), (&slow, HALF_RISE), SUSPECT)
-                    })
-                {
+                    }),
+                };
+                if half < limit && again {
                     let check = Half {
                         rise,
                         above: base,
@@ -259,6 +337,7 @@ impl Aimd {
             in_flight,
             seen,
             ceiling,
+            ..
         } = rise;
         let queue = in_flight * (1.0 - base.mean / seen.mean);
         let error = base.error(in_flight, seen.samples);

@@ -148,3 +148,40 @@ fn a_rise_after_back_pressure_before_any_round_is_measured_at_what_the_service_t
     let rise = feed.round(15);
     assert_eq!(rise.limit, 19, "{rise:?}");
 }
+
+#[test]
+fn at_a_small_limit_a_ceiling_back_pressure_set_is_probed_within_32_rounds() {
+    // A service that takes 3 at a time, 10 ms each, and refuses the rest at
+    // once. Held at 3 below the ceiling its refusals set (4), the samples
+    // alone would probe every 320 (107 rounds of 3); the refusal may have
+    // been a base rate's, though, so the ceiling is tried every 32 rounds:
+    // refused, and back at 3.
+    let mut feed = Feed::new(Aimd::new(1, 256));
+    for _ in 0..3_000 {
+        let (limit, t) = (feed.limit(), feed.now);
+        for _ in 3..limit {
+            feed.aimd.sample(&sample(t, 1, true, true, limit));
+        }
+        let running = limit.min(3);
+        feed.now = t + 10 * MS / running as u64;
+        feed.aimd
+            .sample(&sample(feed.now - 10 * MS, 10 * MS, true, false, running));
+    }
+    let rounds: Vec<_> = feed
+        .history
+        .rounds()
+        .iter()
+        .map(|round| (round.limit, round.overload))
+        .collect();
+    let mut cycle = vec![(3, false); 31];
+    cycle.extend([(4, false), (3, true)]);
+    let probed = rounds
+        .iter()
+        .position(|&round| round == (4, false))
+        .unwrap();
+    let held = &rounds[probed + 2..];
+    assert!(held.len() > 3 * 33, "{rounds:?}");
+    for cycle_seen in held.chunks_exact(33).take(3) {
+        assert_eq!(cycle_seen, cycle, "{rounds:?}");
+    }
+}

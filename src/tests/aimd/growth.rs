@@ -284,3 +284,19 @@ fn in_slow_start_the_items_started_before_a_doubling_teach_its_figure() {
     let base = grown.base.unwrap().as_secs_f64();
     assert!((base - 0.038 / 3.0).abs() < 1e-9, "{base}");
 }
+
+#[test]
+fn at_a_small_limit_a_ceiling_a_queue_set_is_probed_every_160_samples() {
+    // A service that takes 2 at a time: found, then held at 2 below the
+    // ceiling of 3. A probe queues an item of 3: one in 160 samples, every
+    // 80 rounds of 2 (not every 32: at that rate the p95 of such a service
+    // was half as high again as its unloaded one).
+    let mut feed = Feed::new(Aimd::new(1, 256));
+    let limits: Vec<_> = (0..400).map(|_| feed.serving(2, 15).limit).collect();
+    let found = limits.iter().rposition(|&limit| limit == 1).unwrap() + 1;
+    let mut cycle = vec![2; 80];
+    cycle.push(3);
+    for held in limits[found..].chunks_exact(81).take(3) {
+        assert_eq!(held, cycle, "{limits:?}");
+    }
+}

@@ -145,6 +145,14 @@ impl Feed {
         assert_eq!(self.limit(), limit);
     }
 
+    /// A round of a service that takes `capacity` at a time, `ms` each, and
+    /// queues the rest: at a limit `L` above the capacity, every item waits,
+    /// and runs `ms × L / capacity`.
+    fn serving(&mut self, capacity: usize, ms: u64) -> Decision {
+        let run = ms * MS * self.limit().max(capacity) as u64 / capacity as u64;
+        self.round_of(run, run, true)
+    }
+
     /// A round of `ms` milliseconds each, the limit reached.
     fn round(&mut self, ms: u64) -> Decision {
         self.round_of(ms * MS, ms * MS, true)

@@ -303,3 +303,117 @@ fn completions_slower_than_those_in_flight_are_not_a_queue() {
     assert!(decision.limit >= 32, "{decision:?}");
     assert_eq!(decision.mean_run, Some(Duration::from_millis(10)));
 }
+
+#[test]
+fn a_doubling_that_serves_no_more_shows_the_limit_below_past_the_capacity() {
+    // A service that takes 2 at a time, 15 ms each. From 4, every round of
+    // slow start queues: the first one's figure is 30 ms, twice the
+    // unloaded run time, and the round at 8 (60 ms) serves as many a second
+    // as the one at 4, 2 every 15 ms. Against slow start's figure (49 ms,
+    // all of it queued) that is no clear rise, but a doubling that served
+    // no more: slow start ends, and 4 is measured.
+    let mut feed = Feed::new(Aimd::new(1, 256));
+    assert_eq!(feed.serving(2, 15).limit, 8);
+    let flat = feed.serving(2, 15);
+    assert_eq!(flat.limit, 4, "{flat:?}");
+    let limits: Vec<_> = (0..100).map(|_| feed.serving(2, 15).limit).collect();
+    // Measured (30 ms), then again at half, since the doubling showed 4
+    // past the capacity, a full measurement each time (slow start's figure
+    // cannot tell): 2 is lower (15 ms), so 4 queued; 2's figure is half of
+    // 4's, as a queue at both would make it, so again at 1, which is no
+    // lower. 2's figure stands, and the limit goes back there.
+    // Each keeps 32 samples (3 rounds' worth, at least) after a warm-up and
+    // a round: the limit stays 4 for 8 decisions, 2 for 17, 1 for 33.
+    assert_eq!(&limits[..8], [4; 8]);
+    assert_eq!(&limits[8..25], [2; 17]);
+    assert_eq!(&limits[25..58], [1; 33]);
+    assert_eq!(feed.last().base, Some(Duration::from_millis(15)));
+    assert_eq!(&limits[58..], [2; 42]);
+}
+
+#[test]
+fn a_doubling_serves_no_more_below_a_quarter_more() {
+    // 30 ms at 4, then 50 ms at 8: 1.2 times as many a second. Flat (slow
+    // start's figure, of 8 samples, sees no large rise).
+    let mut feed = Feed::new(Aimd::new(1, 256));
+    assert_eq!(feed.round(30).limit, 8);
+    assert_eq!(feed.round(50).limit, 4);
+    // 46 ms at 8: 1.3 times as many. Slow start goes on.
+    let mut feed = Feed::new(Aimd::new(1, 256));
+    assert_eq!(feed.round(30).limit, 8);
+    assert_eq!(feed.round(46).limit, 16);
+    // The same means, 30 ms at 4 and 50 at 8, from run times that vary by
+    // two thirds of the mean at 4 (10 and 50 ms; then 40 and 60): within
+    // three standard errors of a doubling's gain, no news.
+    let mut feed = Feed::new(Aimd::new(1, 256));
+    assert_eq!(feed.round_of(10 * MS, 50 * MS, true).limit, 8);
+    assert_eq!(feed.round_of(40 * MS, 60 * MS, true).limit, 16);
+    // Twice as many, as the limit doubles: no news, all the way.
+    let mut feed = Feed::new(Aimd::new(1, 256));
+    for limit in [8, 16, 32, 64] {
+        assert_eq!(feed.round(15).limit, limit);
+    }
+}
+
+#[test]
+fn what_a_doubling_served_counts_its_outliers() {
+    // Slow start to 16 on 10 ms. There, 3 items in 8 take 100 ms (a
+    // service that lets the waiting ones starve: outliers, left out of the
+    // round's mean, which shows no rise), the others 10 ms: by all of them,
+    // the round served fewer a second than the one at 8. A doubling that
+    // served no more: 8 is measured.
+    let mut feed = Feed::new(Aimd::new(1, 256));
+    assert_eq!(feed.round(10).limit, 8);
+    assert_eq!(feed.round(10).limit, 16);
+    let doubled = feed.now;
+    let flat = feed.until_decision(|_, i| {
+        let run = if i % 8 < 3 { 100 * MS } else { 10 * MS };
+        sample(doubled + i as u64, run, true, false, 16)
+    });
+    assert_eq!(flat.limit, 8, "{flat:?}");
+    assert_eq!(flat.mean_run, Some(Duration::from_millis(10)));
+}
+
+#[test]
+fn a_doubling_that_served_no_more_at_a_rise_is_measured_again_below() {
+    // A service that takes 16 at a time, 10 ms each: slow start from 4
+    // meets it exactly, and 32 (20 ms) serves no more than 16 and rises
+    // above slow start's figure, by which the service took 16: measured
+    // there, then again at 8 (slow start's figure may be queued too). 8 is
+    // no lower: 16's figure stands, and the limit goes back.
+    let mut feed = Feed::new(Aimd::new(1, 256));
+    for limit in [8, 16, 32, 16] {
+        assert_eq!(feed.serving(16, 10).limit, limit);
+    }
+    let limits: Vec<_> = (0..40).map(|_| feed.serving(16, 10).limit).collect();
+    assert_eq!(&limits[..8], [16, 16, 16, 8, 8, 8, 8, 8], "{limits:?}");
+    assert!(
+        limits[8..].iter().all(|&limit| limit == 16 || limit == 17),
+        "{limits:?}"
+    );
+    assert_eq!(feed.last().base, Some(Duration::from_millis(10)));
+}
+
+#[test]
+fn from_4_a_capacity_below_it_is_found() {
+    // Services that take 2 to 10 at a time, 10 ms each: from 2 to 7, slow
+    // start from 4 queues at 8 at least, and the figure it measured there
+    // was of queued run times (40 ms at a capacity of 2, 26.7 at 3, 11.4 at
+    // 7), kept at 8 for good. Now each settles at its capacity, probing one
+    // more now and then, on the unloaded run time. From 2 to 5 the doubling
+    // to 8 serves less than 1.25 times what 4 did, and 4 is measured; from
+    // 6 to 10 the doubling to 16 serves less than 1.25 times what 8 did,
+    // and 8 is measured; each then again at halves below.
+    for capacity in 2..=10 {
+        let mut feed = Feed::new(Aimd::new(1, 256));
+        let limits: Vec<_> = (0..150).map(|_| feed.serving(capacity, 10).limit).collect();
+        assert_eq!(feed.last().base, Some(Duration::from_millis(10)));
+        let held = &limits[100..];
+        assert!(
+            held.iter()
+                .all(|&limit| limit == capacity || limit == capacity + 1),
+            "{capacity}: {limits:?}"
+        );
+        assert!(held.iter().filter(|&&limit| limit == capacity).count() > 45);
+    }
+}

@@ -234,9 +234,10 @@ fn the_history_keeps_the_latest_rounds() {
     let history = aimd.history().unwrap();
     let mut now = 0;
     for _ in 0..5 {
-        for _ in 0..aimd.initial() {
+        let limit = aimd.initial();
+        for _ in 0..limit {
             now += 10 * MS;
-            aimd.sample(&sample(now - 10 * MS, 10 * MS, true, false, 1));
+            aimd.sample(&sample(now - 10 * MS, 10 * MS, true, false, limit));
         }
     }
     // Refusals until one is more than the base rate explains: a back-off.
