@@ -48,9 +48,9 @@ pub(super) struct Half {
 }
 
 /// A binding round of slow start: its limit, the log of how many items a
-/// second it served (Little's law: those in flight over the mean run time),
-/// and how much its run times varied, in proportion to their mean, over how
-/// many samples.
+/// second it served (Little's law: those in flight over the mean run time
+/// of all its samples, outliers too), and how much those run times varied,
+/// in proportion to their mean, over how many samples.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Gained {
     limit: usize,
@@ -127,7 +127,9 @@ impl Aimd {
             // A clear rise: the limit comes down to what the service took by
             // slow start's figure (too low a figure takes it lower), and no
             // higher than where slow start saw no rise; the unloaded run time
-            // is measured there, in rounds that follow a warm-up.
+            // is measured there, in rounds that follow a warm-up. A doubling
+            // that served no more with no rise (slow start's figure queued
+            // too): to the limit below it, measured there.
             let rise = Measuring::Rise(Rise {
                 limit: self.limit,
                 in_flight,
