@@ -49,13 +49,13 @@ pub(super) struct Half {
 
 /// A binding round of slow start: its limit, the log of how many items a
 /// second it served (Little's law: those in flight over the mean run time
-/// of all its samples, outliers too), and how much those run times varied,
-/// in proportion to their mean, over how many samples.
+/// of all its samples, outliers too), and the variance of those run times
+/// over their mean squared, over how many samples.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Gained {
     limit: usize,
     rate: f64,
-    spread: f64,
+    relative_variance: f64,
     samples: f64,
 }
 
@@ -70,7 +70,7 @@ impl Gained {
         Self {
             limit,
             rate: (ended.in_flight / mean).ln(),
-            spread: variance / (mean * mean),
+            relative_variance: variance / (mean * mean),
             samples,
         }
     }
@@ -80,9 +80,9 @@ impl Aimd {
     /// A doubling of slow start that served hardly more than the limit
     /// below it: that limit was at or past the capacity already. Its limit.
     ///
-    /// The noise of each round is its own spread, or slow start's figure's
-    /// if more (a round of a few samples may vary little by chance), and
-    /// not known before the figure has its first samples.
+    /// The noise of each round is its own relative variance, or slow start's
+    /// figure's if more (a round of a few samples may vary little by chance),
+    /// and not known before the figure has its first samples.
     fn flat_doubling(&self, ended: &Ended) -> Option<usize> {
         let below = self.gained?;
         let figure = self.base.filter(|figure| figure.spread >= FIRST_SAMPLES)?;
@@ -90,9 +90,9 @@ impl Aimd {
             return None;
         }
         let here = Gained::of(ended, self.limit);
-        let spread = figure.variance / (figure.mean * figure.mean);
-        let error = (here.spread.max(spread) / here.samples
-            + below.spread.max(spread) / below.samples)
+        let least = figure.variance / (figure.mean * figure.mean);
+        let error = (here.relative_variance.max(least) / here.samples
+            + below.relative_variance.max(least) / below.samples)
             .sqrt();
         let gain = here.rate - below.rate;
         #[allow(clippy::cast_precision_loss)]
