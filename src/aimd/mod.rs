@@ -5,10 +5,13 @@
 //! sample does; `rounds.rs` a round's end and each decision; `growth.rs`
 //! growth after a round with no queue; `start.rs` slow start and the
 //! measurement of the unloaded run time; `moved.rs` a run time that moved;
-//! `overload.rs` back-pressure; `figures.rs` what rounds show; `history.rs`
-//! the record of decisions.
+//! `gradient.rs` a run time that rises with the load (probes of a quarter
+//! more); `overload.rs` back-pressure; `refusals.rs` refusals judged against
+//! the limit; `figures.rs` what rounds show; `history.rs` the record of
+//! decisions; `tuning.rs` the rule's constants.
 
 mod figures;
+mod gradient;
 mod growth;
 mod history;
 mod moved;
@@ -16,6 +19,7 @@ mod overload;
 mod refusals;
 mod rounds;
 mod start;
+mod tuning;
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -24,86 +28,18 @@ use std::time::Duration;
 use crate::adaptive::{Controller, Sample};
 
 use figures::{Baseline, RunTimes, Seen};
+use gradient::Gradient;
 pub use history::{Decision, History};
 use moved::Cuts;
 use overload::Burst;
 use refusals::Refusals;
 use start::{Gained, Measuring};
-
-/// The default [`Aimd::tolerance`].
-const TOLERANCE: f64 = 1.02;
-/// The default [`Aimd::backoff`].
-const BACKOFF: f64 = 0.9;
-/// A sample that ran longer than this many times the unloaded run time is an
-/// outlier: left out of the mean (a service's rare slow requests are not a
-/// queue), and counted.
-const CLIP: f64 = 4.0;
-/// A cut leaves a queue of up to this many standard errors: where the run
-/// time varies that much, such a queue costs little and noise cuts less.
-const KEEP: f64 = 1.5;
-/// A queue of fewer items never counts: past a capacity, every item beyond
-/// it waits (a queue of one or more), so less is a run time that rises with
-/// the load (a shared processor, a pool), not a capacity.
-const LEAST_QUEUE: f64 = 0.5;
-/// Standard errors a queue must exceed to count in two rounds in a row, or in
-/// one.
-const SUSPECT: f64 = 2.0;
-const SURE: f64 = 3.0;
-/// The unloaded run time remembers about this many samples.
-const MEMORY: f64 = 512.0;
-/// The unloaded run time needs this many samples before a queue can count.
-const FIRST_SAMPLES: f64 = 8.0;
-/// Slow start's figure needs this many samples before a rise ends slow start,
-/// and a rise must exceed this many standard errors.
-const EXIT_SAMPLES: f64 = 16.0;
-const EXIT: f64 = 1.5;
-/// Before, a rise must be this large, and beyond three standard errors.
-const LARGE_RISE: f64 = 1.4;
-/// A figure measured after slow start this much above slow start's (and
-/// beyond two standard errors of both) is measured again at half the limit:
-/// a queue where it was measured would explain it.
-const HALF_RISE: f64 = 1.2;
-/// That second measurement takes a round's worth of samples, and at least
-/// this many (after a doubling that served no more, a full measurement).
-const HALF_SAMPLES: usize = 16;
-/// A doubling of slow start that served less than this many times as many
-/// items a second as the limit below it (beyond three standard errors of a
-/// doubling's gain) shows that limit at or past the capacity.
-const FLAT: f64 = 1.25;
-/// Samples of settled rounds that measure the unloaded run time after slow
-/// start: at least this many, and this many rounds' worth.
-const MEASURE: usize = 32;
-const MEASURE_ROUNDS: usize = 3;
-/// At most this many run times are kept, in room reserved once: slow start's
-/// figure keeps its first ones, a measurement its latest.
-const RUNS_KEPT: usize = 1024;
-/// Rounds at the same limit before one that tells the mean run time as it is.
-const SETTLED: usize = 2;
-/// A round binds if at most this share of its samples (rounded up) did not
-/// reach the limit.
-const LOOSE: f64 = 0.1;
-/// A limit reached by this share of the samples, or more, grows by one; the
-/// share is the mean of the last rounds at the limit, up to this many.
-const SOMETIMES: f64 = 0.05;
-const REACHED_ROUNDS: usize = 4;
-/// Held just below the ceiling for this many samples, it probes the ceiling
-/// again; below a ceiling back-pressure set, after this many rounds if that
-/// comes first.
-const PROBE_SAMPLES: usize = 160;
-const PROBE_ROUNDS: usize = 32;
-/// Below a ceiling back-pressure set, this many times as many samples.
-const REFUSED_PROBE: usize = 2;
-/// Cut to at most this share of the limit whose queue began the cuts, with
-/// this many samples there, a run time that kept more than half of its
-/// excess over the unloaded one means the queue was not one.
-const HALVED: f64 = 0.5;
-const HALVED_SAMPLES: f64 = 16.0;
-/// Or this many, where their mean is clear of the midpoint by three standard
-/// errors.
-const HALVED_EARLY: f64 = 4.0;
-/// The default start: more than one, so that one slow item does not hold
-/// the stream, and four rather than two, one doubling of slow start fewer.
-const START: usize = 4;
+use tuning::{
+    BACKOFF, CLIP, EXIT, EXIT_SAMPLES, FIRST_SAMPLES, FLAT, GRADIENT, GRADIENT_ROUNDS, HALF_RISE,
+    HALF_SAMPLES, HALVED, HALVED_EARLY, HALVED_SAMPLES, KEEP, LARGE_RISE, LEAST_QUEUE, LOOSE,
+    MEASURE, MEASURE_ROUNDS, MEMORY, PROBE_ROUNDS, PROBE_SAMPLES, REACHED_ROUNDS, REFUSED_PROBE,
+    RUNS_KEPT, SETTLED, SOMETIMES, START, SURE, SUSPECT, TOLERANCE,
+};
 
 /// The adaptive [`Controller`]: finds how many workers a service takes before
 /// its requests start to wait or it pushes back, and follows it as it changes.
@@ -336,6 +272,40 @@ const START: usize = 4;
 /// forgotten; back-pressure forgets it too, since refusals cut without a
 /// queue.
 ///
+/// **A run time that rises with the load.** Requests that slow each other
+/// down (a processor, a disk or a pool they share) run a little longer at
+/// every limit, capacity or not: against an unloaded run time measured
+/// lower, every limit above it shows a queue, and the cuts alone creep down
+/// to where the rise is within the noise, far below what the service
+/// serves. One limit's rounds cannot tell that from a queue (by Little's
+/// law, both show items that did not run); a higher limit can: past a
+/// capacity the service serves no more, below one it serves more, each
+/// item a little slower. So a queue in a settled round at a limit that
+/// binds, lower than the one with the most in flight since the unloaded
+/// run time was measured, where the service took less (those in flight
+/// less the queue) by more than half the difference in items in flight,
+/// and by no more than all of it (more is a capacity that fell: that queue
+/// is the one to compare with from then on), starts a *probe*: the limit
+/// goes a quarter above where the unloaded run time was measured (never as
+/// far as refusals last counted as back-pressure; and not from fewer than
+/// 8 in flight, where a quarter is less than two items, too few to tell),
+/// and is held. Its settled rounds, outliers counted (Little's law needs every
+/// item), are compared with the measured figure: what the added items
+/// would have served at the lower run time, against what they served. More
+/// than half of it, beyond three standard errors, or as it stands after 6
+/// settled rounds (half is midway between a capacity, where they serve
+/// none, and a service that serves every item it is given): the run time
+/// there becomes the unloaded one, the ceiling goes, and a quarter more is
+/// probed the same way. Less: the probe ends, and its round is decided as
+/// any other (a queue: the limit comes down to what the service took). The
+/// first round there favours the fast items, so it can only end a probe
+/// that served too little. A probe may start once after each measurement
+/// of the unloaded run time, and again after each that served more.
+/// A service whose throughput keeps rising by more than half an item for
+/// each item added is followed that way up to `max`, whatever its run time
+/// does: where the run time matters more than the throughput, `max` is
+/// where to say so.
+///
 /// The limit stays within `[min, max]`. Ignored outputs ([`Verdict::Ignore`])
 /// and items that never complete are not heard of at all.
 ///
@@ -345,7 +315,11 @@ const START: usize = 4;
 /// ceiling back-pressure set is probed half as often, and with a base rate of
 /// refusals four times as rarely again (or every 32 rounds held). At a limit
 /// of 1 or 2 a probe's queued item is a large share of a round: one in 160
-/// samples keeps the share of queued items small. Slow start's doubling
+/// samples keeps the share of queued items small. A probe of a quarter
+/// more, where a queue at a lower limit showed the service taking less,
+/// queues up to a quarter of the limit for a few rounds (at most 8) past a
+/// capacity; there is one at most after each measurement of the unloaded
+/// run time. Slow start's doubling
 /// past a service with no queue costs up to one refused call per item the
 /// service took, when they all complete at once. Slow start from 4 past a
 /// service that takes fewer costs a doubling that served no more, then a
@@ -488,6 +462,8 @@ pub struct Aimd {
     refusals: Refusals,
     /// The ceiling was set by one refusal alone: probe it after a round.
     recheck: bool,
+    /// Probes of what a quarter more items in flight serve.
+    gradient: Gradient,
     history: Option<History>,
 }
 
@@ -593,6 +569,7 @@ impl Aimd {
             unstarted: 0,
             moment: Duration::ZERO,
             recheck: false,
+            gradient: Gradient::default(),
             history: None,
         }
     }

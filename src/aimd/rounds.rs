@@ -202,6 +202,9 @@ impl Aimd {
             self.provisional_round(ended, queue, rise);
             return;
         }
+        if self.gradient_round(&ended, settled) {
+            return;
+        }
         if self.halved_for_nothing(&seen, at) {
             return;
         }
@@ -251,6 +254,17 @@ impl Aimd {
                 first: seen,
                 below: None,
             });
+        }
+        // A run time that rises with the load, or a queue? (`gradient.rs`)
+        let hinted = self.gradient.hinted(in_flight, in_flight - queue, settled);
+        if hinted && !pooled && !self.slow_start && binds_now {
+            if let Some(probe) = self
+                .measured_pool()
+                .and_then(|below| self.gradient_probe(self.limit, below))
+            {
+                self.decide(at, probe, Some(mean), false);
+                return;
+            }
         }
         // What the service took: those in flight less those that waited,
         // give or take the noise (a standing queue within one standard error

@@ -235,6 +235,8 @@ impl Aimd {
         };
         let why = self.measuring.take();
         self.provisional = false;
+        self.gradient.armed = true;
+        self.gradient.took = None;
         // Cleared, not dropped: slow start may resume and use them again.
         self.restart_measurement();
         let limit = self.limit;

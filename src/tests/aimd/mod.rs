@@ -5,6 +5,7 @@
 //! samples they share.
 
 mod back_pressure;
+mod gradient;
 mod growth;
 mod queues;
 mod unloaded;
