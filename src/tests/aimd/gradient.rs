@@ -45,3 +45,30 @@ fn a_run_time_that_rises_with_the_load_is_followed_to_max() {
     let base = feed.last().base.expect("measured");
     assert!(base > Duration::from_millis(30), "{base:?}");
 }
+
+#[test]
+fn a_run_time_that_rises_with_the_load_is_followed_to_the_capacity() {
+    // The same service with a capacity of 64 and a queue beyond: 1.32
+    // times as long at 64. The probes climb from the creep (45 to 53 with
+    // the cuts alone) until one a quarter past the capacity serves no more
+    // and the limit comes back; it holds a few above 64, where the probe
+    // before it measured the unloaded run time with an item queued (65),
+    // and a queue within one and a half standard errors stays (the rule's
+    // paragraph on cuts).
+    let took = |limit: f64| {
+        let serving = limit.min(64.0);
+        serving / (1.0 + 0.005 * (serving - 1.0))
+    };
+    let mut feed = Feed::new(Aimd::new(1, 256));
+    let limits: Vec<_> = (0..300)
+        .map(|_| feed.serving_spread(20, 0.2, took).limit)
+        .collect();
+    assert!(
+        limits[200..]
+            .iter()
+            .all(|&limit| (64..=70).contains(&limit)),
+        "{limits:?}"
+    );
+    let base = feed.last().base.expect("measured");
+    assert!(base > Duration::from_millis(25), "{base:?}");
+}
