@@ -27,6 +27,42 @@ impl Seen {
     }
 }
 
+/// What rounds served, by Little's law: their items in flight over the
+/// mean run time is how many a second. With how much the run times varied
+/// (over their mean, squared) and how many there were: the noise of a
+/// comparison of two such figures.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Served {
+    pub(super) in_flight: f64,
+    pub(super) mean: f64,
+    relative_variance: f64,
+    samples: f64,
+}
+
+impl Served {
+    pub(super) fn of(in_flight: f64, seen: &Seen) -> Self {
+        Self {
+            in_flight,
+            mean: seen.mean,
+            relative_variance: seen.variance / (seen.mean * seen.mean),
+            samples: seen.samples,
+        }
+    }
+
+    /// How many a second, its log.
+    pub(super) fn log_rate(&self) -> f64 {
+        (self.in_flight / self.mean).ln()
+    }
+
+    /// The standard error of the ratio of this rate to `other`'s, as a
+    /// share of it, each relative variance taken as at least `least`.
+    pub(super) fn error_against(&self, other: &Served, least: f64) -> f64 {
+        (self.relative_variance.max(least) / self.samples
+            + other.relative_variance.max(least) / other.samples)
+            .sqrt()
+    }
+}
+
 /// The unloaded run time, in seconds: exponentially weighted over about
 /// [`MEMORY`] samples.
 #[derive(Clone, Copy, Debug)]

@@ -8,7 +8,7 @@
 //! them apart is a higher limit: past a capacity it serves no more, and
 //! below one it serves more, if each item a little slower.
 
-use super::figures::{Baseline, Seen};
+use super::figures::{Baseline, Seen, Served};
 use super::{Aimd, Ended, GRADIENT, GRADIENT_ROUNDS, Pool, SURE};
 
 /// Probes of the throughput's gradient: whether one may start, and the one
@@ -25,11 +25,11 @@ pub(super) struct Gradient {
     probe: Option<Probe>,
 }
 
-/// A probe under way: the settled rounds held below it, its limit, and its
+/// A probe under way: what the limit below it served, its limit, and its
 /// settled rounds so far.
 #[derive(Clone, Copy, Debug)]
 struct Probe {
-    below: Pool,
+    below: Served,
     at: usize,
     /// All its samples (what Little's law needs), and those in the mean.
     above: Option<(Pool, Seen)>,
@@ -66,30 +66,26 @@ impl Gradient {
 }
 
 impl Pool {
-    /// Items in flight, on average over the pooled samples.
-    fn in_flight(&self) -> f64 {
-        self.flying / self.seen.samples
-    }
-
-    /// How much the mean run time varies, as a share of it, squared.
-    fn relative_error(&self) -> f64 {
-        self.seen.variance / (self.seen.mean * self.seen.mean * self.seen.samples)
+    /// What the pooled samples served.
+    fn served(&self) -> Served {
+        Served::of(self.flying / self.seen.samples, &self.seen)
     }
 }
 
 impl Aimd {
-    /// Starts a probe above `below` (settled rounds that showed no queue),
+    /// Starts a probe above `below` (what a limit that showed no queue
+    /// served),
     /// if one may start: at `limit`, or a quarter above `below`'s items in
     /// flight if higher, but below where refusals last counted as
     /// back-pressure, and two items above `below` at least (a quarter of
     /// fewer than 8 is too few items to tell).
-    pub(super) fn gradient_probe(&mut self, limit: usize, below: Pool) -> Option<usize> {
+    pub(super) fn gradient_probe(&mut self, limit: usize, below: Served) -> Option<usize> {
         if !self.gradient.armed {
             return None;
         }
         // Items in flight are far below 2^52: exact.
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let low = below.in_flight().round() as usize;
+        let low = below.in_flight.round() as usize;
         // Never as far as refusals last counted as back-pressure: that
         // costs refused calls. A quarter: enough items to tell (a quarter of
         // them served is a few standard errors at σ 0.2 over the rounds a
@@ -119,20 +115,17 @@ impl Aimd {
         Some(at)
     }
 
-    /// The measured unloaded run time, as settled rounds at the limit it was
-    /// measured at (two: a probe counts only its own).
-    pub(super) fn measured_pool(&self) -> Option<Pool> {
+    /// What the limit the unloaded run time was measured at served.
+    pub(super) fn measured_served(&self) -> Option<Served> {
         let base = self.base?;
         #[allow(clippy::cast_precision_loss)]
-        Some(Pool {
-            seen: Seen {
-                mean: base.mean,
-                variance: base.variance,
-                samples: base.weight,
-            },
-            flying: base.at as f64 * base.weight,
-            rounds: 2,
-        })
+        let at = base.at as f64;
+        let seen = Seen {
+            mean: base.mean,
+            variance: base.variance,
+            samples: base.weight,
+        };
+        Some(Served::of(at, &seen))
     }
 
     /// A round at a probe's limit: held until the settled rounds tell
@@ -167,7 +160,7 @@ impl Aimd {
         if !settled {
             // A round right after the change favours the fast items: it can
             // only show that the added items served too little.
-            if probe.served(&round, false) == Some(false) {
+            if probe.served(&round.served(), false) == Some(false) {
                 self.gradient.probe = None;
                 return false;
             }
@@ -188,7 +181,7 @@ impl Aimd {
         };
         probe.above = Some((above, clipped));
         self.gradient.probe = Some(probe);
-        match probe.served(&above, above.rounds >= GRADIENT_ROUNDS) {
+        match probe.served(&above.served(), above.rounds >= GRADIENT_ROUNDS) {
             Some(true) => {
                 // It served more: no capacity below here. This is the
                 // unloaded run time at this load, and a quarter more is tried
@@ -201,7 +194,9 @@ impl Aimd {
                 self.pool = None;
                 self.gradient.armed = true;
                 self.gradient.probe = None;
-                let next = self.gradient_probe(self.limit, above).unwrap_or(self.limit);
+                let next = self
+                    .gradient_probe(self.limit, above.served())
+                    .unwrap_or(self.limit);
                 self.decide(at, next, Some(seen.mean), false);
                 true
             }
@@ -224,13 +219,13 @@ impl Probe {
     /// three standard errors, or, at the `last` round, as it stands (half is
     /// midway between a capacity, where they serve none, and a service that
     /// serves every item it is given); `None` until then.
-    fn served(&self, above: &Pool, last: bool) -> Option<bool> {
+    fn served(&self, above: &Served, last: bool) -> Option<bool> {
         let below = &self.below;
         // What the items above would have served at the run time below, and
         // what they served.
-        let (low, high) = (below.in_flight(), above.in_flight());
-        let took = high * below.seen.mean / above.seen.mean;
-        let error = took * (below.relative_error() + above.relative_error()).sqrt();
+        let (low, high) = (below.in_flight, above.in_flight);
+        let took = high * below.mean / above.mean;
+        let error = took * above.error_against(below, 0.0);
         let bar = GRADIENT * (high - low);
         let gained = took - low;
         if gained - SURE * error > bar {
@@ -248,7 +243,7 @@ impl Probe {
 /// documentation).
 #[cfg(test)]
 mod bars {
-    use super::{Gradient, Pool, Probe, Seen};
+    use super::{Gradient, Probe, Seen, Served};
 
     #[test]
     fn a_hint_is_more_than_half_of_the_items_fewer_and_at_most_all_of_them() {
@@ -282,18 +277,15 @@ mod bars {
         assert!(gradient.hinted(20.0, 17.0, true));
     }
 
-    /// Rounds of `in_flight` items of `ms` each, `samples` of them, with
-    /// run times that vary by `spread` (a standard deviation, in ms).
-    fn rounds(in_flight: f64, ms: f64, spread: f64, samples: f64) -> Pool {
-        Pool {
-            seen: Seen {
-                mean: ms,
-                variance: spread * spread,
-                samples,
-            },
-            flying: in_flight * samples,
-            rounds: 2,
-        }
+    /// What `samples` items of `ms` each served with `in_flight` in flight,
+    /// their run times varying by `spread` (a standard deviation, in ms).
+    fn rounds(in_flight: f64, ms: f64, spread: f64, samples: f64) -> Served {
+        let seen = Seen {
+            mean: ms,
+            variance: spread * spread,
+            samples,
+        };
+        Served::of(in_flight, &seen)
     }
 
     #[test]

@@ -259,7 +259,7 @@ impl Aimd {
         let hinted = self.gradient.hinted(in_flight, in_flight - queue, settled);
         if hinted && !pooled && !self.slow_start && binds_now {
             if let Some(probe) = self
-                .measured_pool()
+                .measured_served()
                 .and_then(|below| self.gradient_probe(self.limit, below))
             {
                 self.decide(at, probe, Some(mean), false);

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::figures::{Baseline, Seen};
+use super::figures::{Baseline, Seen, Served};
 use super::{
     Aimd, Ended, FIRST_SAMPLES, FLAT, HALF_RISE, HALF_SAMPLES, KEEP, MEASURE, MEASURE_ROUNDS,
     RUNS_KEPT, SURE, SUSPECT,
@@ -47,31 +47,19 @@ pub(super) struct Half {
     queued: Option<usize>,
 }
 
-/// A binding round of slow start: its limit, the log of how many items a
-/// second it served (Little's law: those in flight over the mean run time
-/// of all its samples, outliers too), and the variance of those run times
-/// over their mean squared, over how many samples.
+/// A binding round of slow start: its limit, and what it served (all its
+/// samples: an outlier took its place in the service as long).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Gained {
     limit: usize,
-    rate: f64,
-    relative_variance: f64,
-    samples: f64,
+    served: Served,
 }
 
 impl Gained {
     fn of(ended: &Ended, limit: usize) -> Self {
-        // All of them: an outlier took its place in the service as long.
-        let Seen {
-            mean,
-            variance,
-            samples,
-        } = ended.all;
         Self {
             limit,
-            rate: (ended.in_flight / mean).ln(),
-            relative_variance: variance / (mean * mean),
-            samples,
+            served: Served::of(ended.in_flight, &ended.all),
         }
     }
 }
@@ -89,12 +77,10 @@ impl Aimd {
         if !self.slow_start || !ended.binds || below.limit >= self.limit {
             return None;
         }
-        let here = Gained::of(ended, self.limit);
+        let here = Gained::of(ended, self.limit).served;
         let least = figure.variance / (figure.mean * figure.mean);
-        let error = (here.relative_variance.max(least) / here.samples
-            + below.relative_variance.max(least) / below.samples)
-            .sqrt();
-        let gain = here.rate - below.rate;
+        let error = here.error_against(&below.served, least);
+        let gain = here.log_rate() - below.served.log_rate();
         #[allow(clippy::cast_precision_loss)]
         let doubled = (self.limit as f64 / below.limit as f64).ln();
         (gain < FLAT.ln() && doubled - gain > SURE * error).then_some(below.limit)
