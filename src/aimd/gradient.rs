@@ -243,7 +243,7 @@ impl Probe {
 /// documentation).
 #[cfg(test)]
 mod bars {
-    use super::{Gradient, Probe, Seen, Served};
+    use super::{Aimd, Gradient, Probe, Seen, Served};
 
     #[test]
     fn a_hint_is_more_than_half_of_the_items_fewer_and_at_most_all_of_them() {
@@ -313,5 +313,34 @@ mod bars {
         // Clear beyond three standard errors: all 10 served, or none.
         assert_eq!(served(9.0, 1.0, false), Some(true));
         assert_eq!(served(11.25, 1.0, false), Some(false));
+    }
+
+    #[test]
+    fn a_probe_goes_a_quarter_above_from_8_in_flight_and_within_max() {
+        let probe = |max: usize, limit: usize, below: f64| {
+            let mut aimd = Aimd::new(1, max);
+            aimd.gradient.armed = true;
+            aimd.gradient_probe(limit, rounds(below, 10.0, 1.0, 64.0))
+        };
+        // From 8 in flight a quarter is two items: 10. From 7, 1 item, too
+        // few to tell: no probe.
+        assert_eq!(probe(256, 8, 8.0), Some(10));
+        assert_eq!(probe(256, 7, 7.0), None);
+        // A quarter above 40 is 50; at a limit already higher, the probe
+        // holds there.
+        assert_eq!(probe(256, 40, 40.0), Some(50));
+        assert_eq!(probe(256, 55, 40.0), Some(55));
+        // Within `max`, and not at all if that leaves fewer than two items.
+        assert_eq!(probe(48, 40, 40.0), Some(48));
+        assert_eq!(probe(41, 40, 40.0), None);
+        // One probe, then none until the next measurement (or a probe that
+        // served more) arms it again.
+        let mut aimd = Aimd::new(1, 256);
+        aimd.gradient.armed = true;
+        assert_eq!(
+            aimd.gradient_probe(40, rounds(40.0, 10.0, 1.0, 64.0)),
+            Some(50)
+        );
+        assert_eq!(aimd.gradient_probe(40, rounds(40.0, 10.0, 1.0, 64.0)), None);
     }
 }
