@@ -207,9 +207,12 @@ use tuning::{
 /// A refusal is judged against the lower of the base rate and the refusal
 /// rate with fewer items in flight. Every call is tallied by the items in
 /// flight when it completed (over about 4,096 calls); the tallies from one
-/// fewer than the refusal's down, pooled until they hold 512 calls (and only
-/// if they hold 32), give that rate, taken as an upper bound: three refusals
-/// more than they hold. A service that refuses whatever the load refuses as
+/// fewer than the refusal's down, pooled until they hold 512 calls, give
+/// that rate, taken as an upper bound: three refusals more than they hold,
+/// over at least 32 calls (3 in 32 with no calls at all: a limit that never
+/// went lower must not learn from its own refusals that they are the base
+/// rate; if they are, the cut they make tallies calls below, which then
+/// show it). A service that refuses whatever the load refuses as
 /// often with fewer in flight; one that refuses for load does not. So
 /// refusals that come only with more in flight count, whatever the base
 /// rate learned from them (a service refused just above its capacity, where
@@ -225,6 +228,15 @@ use tuning::{
 ///   evidence and each answered call takes some away, and back-pressure is
 ///   evidence of 10: a few refusals close together (five in ten calls, when
 ///   slow start passes a capacity with no refusal before), never one alone.
+///   Or once the rate with fewer in flight explains as many refusals among
+///   the calls started at this limit, five or more, with less than one
+///   chance in 1,000, those calls weighed as no more than the ones that rate
+///   is over (the same share of fewer calls: a bound of a few hundred calls
+///   is not exact, and held for thousands of calls at one limit a base rate
+///   a little above it would count): a limit a few items above a capacity
+///   refuses only the calls beyond it, a few times the base rate, which the
+///   eightfold test never reaches (such limits stayed put, refusing 10 to
+///   15 % of their calls).
 /// - At or above the level, refusals are expected: one counts when the base
 ///   rate explains as many refusals among the calls started at this limit
 ///   with less than one chance in five.

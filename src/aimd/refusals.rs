@@ -28,6 +28,17 @@ const TESTED_BASE: f64 = 0.5;
 /// expected: one counts when the base rate explains it with less than this
 /// chance.
 const EXPECTED: f64 = 0.2;
+/// Below it, the refusals among the calls started at this limit count too
+/// when the rate with fewer in flight (an upper bound) explains as many with
+/// less than this chance: a rate a few times that one, held for a few
+/// hundred calls. A limit a few items above a capacity refuses only the
+/// calls it starts beyond it, a rise the sequential test's eightfold one
+/// never reaches: it stayed there, refusing 10 to 15 % of its calls.
+const CLEAR: f64 = 1e-3;
+/// And only from this many refusals on: a few in a row are that unlikely
+/// at a base rate of 10 % (three in three calls), and slow start's first
+/// rounds try it again and again.
+const CLEAR_LEAST: usize = 5;
 /// The refusals at lower concurrency are pooled from the level just below a
 /// call's down, until they hold this many calls (as weighted).
 const NEAR: f64 = 512.0;
@@ -35,7 +46,8 @@ const NEAR: f64 = 512.0;
 /// they hold (about a 95 % bound, with few refusals), so that few calls never
 /// make it low by chance.
 const UPPER: f64 = 3.0;
-/// Below this many, they are too few to tell: the base rate stands alone.
+/// Below this many, they are taken as this many, none of the missing ones
+/// refused: three refusals in 32 calls, with no calls at all.
 const NEAR_LEAST: f64 = 32.0;
 /// Concurrency levels tallied apart; those above share the last tally.
 const LEVELS: usize = 1024;
@@ -80,6 +92,25 @@ struct Tally {
     refused: usize,
 }
 
+impl Tally {
+    /// The same share refused, over at most `calls` calls.
+    #[allow(
+        clippy::cast_precision_loss,
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss
+    )]
+    fn at_most(self, calls: f64) -> Self {
+        let most = calls.ceil() as usize;
+        if self.calls <= most {
+            return self;
+        }
+        Self {
+            calls: most,
+            refused: (self.refused as f64 * most as f64 / self.calls as f64).round() as usize,
+        }
+    }
+}
+
 /// Where refusals last counted as back-pressure.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Level {
@@ -115,10 +146,19 @@ impl Refusals {
         }
     }
 
-    /// The refusal rate at concurrency below `in_flight`: the tallies from
-    /// `in_flight - 1` down, pooled until they hold [`NEAR`] calls, if they
-    /// hold [`NEAR_LEAST`].
-    fn below_load(&self, in_flight: usize) -> Option<f64> {
+    /// The refusal rate at concurrency below `in_flight`, an upper bound:
+    /// the tallies from `in_flight - 1` down, pooled until they hold
+    /// [`NEAR`] calls, with [`UPPER`] refusals more, over at least
+    /// [`NEAR_LEAST`] calls. With fewer calls than that (a limit that never
+    /// went lower), it is loose, but it is still a bound: the calls at this
+    /// concurrency, refused for load, must not teach the base rate.
+    fn below_load(&self, in_flight: usize) -> f64 {
+        self.below_tally(in_flight).0
+    }
+
+    /// [`below_load`](Self::below_load), and the calls it is over (at least
+    /// [`NEAR_LEAST`]).
+    fn below_tally(&self, in_flight: usize) -> (f64, f64) {
         // Pooled as weighted: one division at the end, not one per tally.
         let mut pooled = Weighed::default();
         let top = in_flight.min(self.by_load.len());
@@ -129,8 +169,8 @@ impl Refusals {
                 break;
             }
         }
-        let calls = pooled.calls / self.weight;
-        (calls >= NEAR_LEAST).then(|| (pooled.refused / self.weight + UPPER) / calls)
+        let calls = (pooled.calls / self.weight).max(NEAR_LEAST);
+        ((pooled.refused / self.weight + UPPER) / calls, calls)
     }
 
     /// The base rate a refusal at `in_flight` is judged against: the lower
@@ -138,8 +178,7 @@ impl Refusals {
     /// below it.
     pub(super) fn base_at(&self, in_flight: usize) -> f64 {
         let all = self.base_rate();
-        self.below_load(in_flight)
-            .map_or(all, |below| below.min(all))
+        self.below_load(in_flight).min(all)
     }
 
     /// The share of calls refused whatever the load, as far as known: the
@@ -223,13 +262,22 @@ impl Refusals {
     /// explains? At or above where refusals last counted, they are
     /// expected: one that the base rate makes unlikely among the calls
     /// started at this limit is enough. Below (or with no such limit),
-    /// refusals must run well above the base rate.
+    /// refusals must run well above the base rate, or clearly above the rate
+    /// with fewer in flight among the calls started at this limit.
     pub(super) fn judge(&mut self, limit: usize, in_flight: usize) -> Judged {
         self.here.refused += 1;
         let load = if self.below(limit) {
             let (base, rise) = self.rates(in_flight);
             self.evidence += (rise / base).ln();
+            // The calls at this limit weigh no more than those the rate
+            // below is over: a rate of many calls is tested against one of
+            // few as if it were exact, and a base rate a little above the
+            // bound (of 3 % against 2.3 % over 512 calls, after 2,000 calls
+            // held at one limit) would count.
+            let (bound, over) = self.below_tally(in_flight);
+            let Tally { calls, refused } = self.here.at_most(over);
             self.evidence >= EVIDENCE
+                || (refused >= CLEAR_LEAST && tail(calls, bound, refused) < CLEAR)
         } else {
             tail(self.here.calls, self.base_at(in_flight), self.here.refused) < EXPECTED
         };
@@ -310,12 +358,15 @@ fn tail(calls: usize, rate: f64, refused: usize) -> f64 {
         return 1.0;
     }
     // One minus the chance of fewer: terms of the binomial, each from the
-    // one before.
-    let mut term = (1.0 - rate).powi(i32::try_from(calls).unwrap_or(i32::MAX));
+    // one before, as logarithms (the first, `(1 - rate)^calls`, is below
+    // the smallest float from a few thousand calls on, and every term
+    // taken from it would be 0 too).
+    let odds = (rate / (1.0 - rate)).ln();
+    let mut term = calls as f64 * (-rate).ln_1p();
     let mut fewer = 0.0;
     for k in 0..refused {
-        fewer += term;
-        term *= (calls - k) as f64 / (k + 1) as f64 * rate / (1.0 - rate);
+        fewer += term.exp();
+        term += ((calls - k) as f64 / (k + 1) as f64).ln() + odds;
     }
     (1.0 - fewer).max(0.0)
 }
@@ -332,6 +383,12 @@ mod tests {
         // Two or more of five at 0.5: 1 - (1 + 5) / 32.
         assert!((tail(5, 0.5, 2) - 26.0 / 32.0).abs() < 1e-12);
         assert_eq!(tail(3, 0.1, 4), 0.0);
+        // 20,000 calls at 5 %: (0.95)^20000 is far below the smallest
+        // float, and the tail still comes out: 1,000 refused or more is
+        // about one half (1,000 is the mean), 1,200 or more far beyond it.
+        let mean = tail(20_000, 0.05, 1_000);
+        assert!((0.5..0.51).contains(&mean), "{mean}");
+        assert!(tail(20_000, 0.05, 1_200) < 1e-9);
     }
 }
 
@@ -339,7 +396,7 @@ mod tests {
 /// rise (the rule's paragraph on refusals, in `Aimd`'s documentation).
 #[cfg(test)]
 mod judged {
-    use super::{Judged, Refusals};
+    use super::{CLEAR, CLEAR_LEAST, Judged, Refusals, Tally, tail};
 
     /// `calls` calls at `in_flight`, one in `every` refused (none if 0), none
     /// of them judged.
@@ -404,14 +461,109 @@ mod judged {
     }
 
     #[test]
-    fn a_high_base_rate_still_tells_a_rise() {
-        // A base rate of about 15 %, and then six refusals in ten calls at
-        // the same concurrency (no calls below it to judge against): the
-        // test's rise is halfway to 1, so the answered calls among them do
-        // not outweigh the refusals (a rise taken as 0.99 made each answered
-        // call count as much as two refusals).
+    fn a_limit_a_few_items_above_a_capacity_is_found_by_its_calls_refused() {
+        // 2 % refused with 24 in flight (pooled, as an upper bound: about 13
+        // in 512, 2.6 %), then a limit of 26 that refuses one call in 13:
+        // three times that, far below the sequential test's eightfold rise
+        // (it loses evidence on every refusal's 12 answered calls).
         let mut refusals = Refusals::new(64);
-        feed(&mut refusals, 400, 8, 7);
+        feed(&mut refusals, 600, 24, 50);
+        // The raise started 2 calls: 2 calls at 26 before the first completes.
+        refusals.moved(24, 26);
+        let mut first = None;
+        for call in 1..=520 {
+            let refused = call % 13 == 0;
+            refusals.call(26, 26, refused);
+            if !refused {
+                continue;
+            }
+            // Back-pressure exactly when the bound explains as many refusals
+            // among the calls at 26 (weighed as no more calls than it is
+            // over), five or more, with less than one chance in 1,000.
+            let (bound, over) = refusals.below_tally(26);
+            let Tally { calls, refused } = Tally {
+                calls: call + 2,
+                refused: call / 13,
+            }
+            .at_most(over);
+            let clear = refused >= CLEAR_LEAST && tail(calls, bound, refused) < CLEAR;
+            let judged = refusals.judge(26, 26);
+            assert_eq!(judged == Judged::Load, clear, "call {call}");
+            if clear {
+                first = Some(call);
+                break;
+            }
+        }
+        let first = first.expect("back-pressure within 520 calls");
+        assert!((150..=400).contains(&first), "{first}");
+    }
+
+    #[test]
+    fn the_calls_at_a_limit_weigh_no_more_than_those_below() {
+        // A limit that never went lower, one call in seven refused at it
+        // (14 %): the rate below is only a bound of 3 in 32, and 2,000
+        // calls at 14 % would be far beyond it (286 refusals where it
+        // explains 188). Weighed as the 32 calls it is over (4 or 5
+        // refusals where it explains 3), they are not.
+        let mut refusals = Refusals::new(64);
+        for call in 1..=2_000 {
+            let refused = call % 7 == 0;
+            refusals.call(7, 7, refused);
+            if refused {
+                assert_eq!(refusals.judge(7, 7), Judged::Base, "call {call}");
+            }
+        }
+        assert!(tail(2_000, refusals.below_load(7), 285) < CLEAR);
+        // The same share, over fewer calls.
+        let weighed = Tally {
+            calls: 2_000,
+            refused: 285,
+        }
+        .at_most(32.0);
+        assert_eq!((weighed.calls, weighed.refused), (32, 5));
+    }
+
+    #[test]
+    fn three_refusals_in_three_calls_are_not_enough() {
+        // Slow start's first calls, with nothing below them: three refused
+        // in a row is one chance in 1,200 at the bound of 3 in 32, and at a
+        // base rate of 10 % it happens, given the many rounds that try it.
+        let mut refusals = Refusals::new(64);
+        for _ in 0..3 {
+            refusals.call(4, 4, true);
+            assert_eq!(refusals.judge(4, 4), Judged::Base);
+        }
+        assert!(tail(3, refusals.below_load(4), 3) < CLEAR);
+    }
+
+    #[test]
+    fn with_no_calls_at_lower_concurrency_their_rate_is_taken_as_three_in_32() {
+        // A limit that went no lower than 7: every call there, one in three
+        // refused. Over every call the base rate is the load's own; with
+        // fewer in flight there were no calls, taken as 3 refusals in 32,
+        // and a third of the calls at 7 are far beyond that.
+        let mut refusals = Refusals::new(64);
+        assert!((refusals.below_load(7) - 3.0 / 32.0).abs() < 1e-12);
+        feed(&mut refusals, 300, 7, 3);
+        assert!(refusals.base_rate() > 0.2, "{}", refusals.base_rate());
+        assert!((refusals.base_at(7) - 3.0 / 32.0).abs() < 1e-12);
+        refusals.moved(7, 7);
+        let load = (1..=60).any(|call| {
+            let refused = call % 3 == 0;
+            refusals.call(7, 7, refused);
+            refused && refusals.judge(7, 7) == Judged::Load
+        });
+        assert!(load);
+    }
+
+    #[test]
+    fn a_high_base_rate_still_tells_a_rise() {
+        // A base rate of about 15 %, at 7 in flight, and then six refusals in
+        // ten calls at 8: the test's rise is halfway to 1, so the answered
+        // calls among them do not outweigh the refusals (a rise taken as
+        // 0.99 made each answered call count as much as two refusals).
+        let mut refusals = Refusals::new(64);
+        feed(&mut refusals, 400, 7, 7);
         let base = refusals.base_at(8);
         assert!((0.1..0.2).contains(&base), "{base}");
         let mut load = false;
