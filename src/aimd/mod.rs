@@ -37,8 +37,8 @@ use start::{Gained, Measuring};
 use tuning::{
     BACKOFF, CLIP, EXIT, EXIT_SAMPLES, FIRST_SAMPLES, FLAT, GRADIENT, GRADIENT_ROUNDS, HALF_RISE,
     HALF_SAMPLES, HALVED, HALVED_EARLY, HALVED_SAMPLES, KEEP, LARGE_RISE, LEAST_QUEUE, LOOSE,
-    MEASURE, MEASURE_ROUNDS, MEMORY, PROBE_ROUNDS, PROBE_SAMPLES, REACHED_ROUNDS, REFUSED_PROBE,
-    RUNS_KEPT, SETTLED, SOMETIMES, START, SURE, SUSPECT, TOLERANCE,
+    MEASURE, MEASURE_ROUNDS, MEMORY, MOMENT_MOST, PROBE_ROUNDS, PROBE_SAMPLES, REACHED_ROUNDS,
+    REFUSED_PROBE, RUNS_KEPT, SETTLED, SOMETIMES, START, SURE, SUSPECT, TOLERANCE,
 };
 
 /// The adaptive [`Controller`]: finds how many workers a service takes before
@@ -95,7 +95,12 @@ use tuning::{
 /// measurement below); before, only a mean 40 % or more above it, and beyond
 /// three standard errors (a few fast items make a low figure, and its spread
 /// is not known yet). Slow start also ends at a round that does not bind (the
-/// source, not the limit, holds the load back), and at back-pressure.
+/// source, not the limit, holds the load back), and at back-pressure. A
+/// doubling takes effect one completion at a time (each starts two items),
+/// and by no more than 32 items in one moment (completions with the same
+/// clock reading): where completions all come at once, as with a timer's
+/// tick, the whole doubling would otherwise start before any refusal of it
+/// comes back.
 ///
 /// Where every round of slow start queues (a capacity below the start),
 /// its figure is of queued run times, and no round rises above it. What
@@ -692,7 +697,8 @@ impl Controller for Aimd {
         self.refusals
             .call(self.limit, sample.in_flight, sample.overload);
         // Slow start's doubling takes effect one completion at a time: each
-        // starts two items until the doubled limit is reached. The stream
+        // starts two items until the doubled limit is reached, and no more
+        // than `MOMENT_MOST` in one moment. The stream
         // starts what a raise allows once it has settled the completions of
         // the moment: until then, the items it has not started yet count as
         // running, and the limit as reached if they would reach it.
@@ -702,7 +708,7 @@ impl Controller for Aimd {
             self.unstarted = 0;
         }
         let reached = sample.saturated || sample.in_flight + self.unstarted >= sample.limit;
-        if self.paced < self.limit {
+        if self.paced < self.limit && self.unstarted < MOMENT_MOST {
             self.paced += 1;
             self.unstarted += 1;
         }

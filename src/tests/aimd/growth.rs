@@ -300,3 +300,25 @@ fn at_a_small_limit_a_ceiling_a_queue_set_is_probed_every_160_samples() {
         assert_eq!(held, cycle, "{limits:?}");
     }
 }
+
+#[test]
+fn a_doubling_raises_the_limit_by_32_at_most_in_one_moment() {
+    // The rule's paragraph on slow start: a doubling takes effect one
+    // completion at a time, and by no more than 32 items in one moment.
+    // Doubled from 64 to 128, 64 items complete with the same clock reading
+    // (a timer's tick): the limit in force goes to 64 + 32, not to 128
+    // before any of the new items is heard of.
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(64));
+    assert_eq!(feed.round_of(8 * MS, 12 * MS, true).limit, 128);
+    let doubled = feed.now;
+    let tick = |i: u64| sample(doubled - 10 * MS, 10 * MS + i, true, false, 64);
+    let moment: Vec<usize> = (0..64).map(|_| feed.aimd.sample(&tick(0))).collect();
+    let mut expected: Vec<usize> = (65..=96).collect();
+    expected.extend([96; 32]);
+    assert_eq!(moment, expected);
+    // The next moment goes on from there, up to the doubled limit.
+    let next: Vec<usize> = (0..34).map(|_| feed.aimd.sample(&tick(1))).collect();
+    let mut expected: Vec<usize> = (97..=128).collect();
+    expected.extend([128; 2]);
+    assert_eq!(next, expected);
+}
