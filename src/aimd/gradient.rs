@@ -343,4 +343,19 @@ mod bars {
         );
         assert_eq!(aimd.gradient_probe(40, rounds(40.0, 10.0, 1.0, 64.0)), None);
     }
+
+    #[test]
+    fn a_probe_stops_below_where_refusals_last_counted_as_back_pressure() {
+        // Back-pressure at 46: a quarter above 40 would be 50; the probe
+        // goes to 45. At 42 it would be 41, one item, too few to tell: none.
+        let probe = |level: usize| {
+            let mut aimd = Aimd::new(1, 256);
+            aimd.refusals.back_pressure(level, false);
+            aimd.gradient.armed = true;
+            aimd.gradient_probe(40, rounds(40.0, 10.0, 1.0, 64.0))
+        };
+        assert_eq!(probe(46), Some(45));
+        assert_eq!(probe(43), Some(42));
+        assert_eq!(probe(42), None);
+    }
 }
