@@ -177,8 +177,12 @@ impl Refusals {
     /// of the rate over every call and the rate at the concurrency just
     /// below it.
     pub(super) fn base_at(&self, in_flight: usize) -> f64 {
-        let all = self.base_rate();
-        self.below_load(in_flight).min(all)
+        self.base_under(self.below_load(in_flight))
+    }
+
+    /// [`base_at`](Self::base_at), with the rate below already pooled.
+    fn base_under(&self, below: f64) -> f64 {
+        below.min(self.base_rate())
     }
 
     /// The share of calls refused whatever the load, as far as known: the
@@ -234,7 +238,7 @@ impl Refusals {
             // stops at 0: with none, there is nothing to weigh (and no
             // logarithm to take, on almost every call).
             if self.evidence > 0.0 && self.below(limit) {
-                let (base, rise) = self.rates(in_flight);
+                let (base, rise) = Self::rates(self.base_at(in_flight));
                 self.evidence = (self.evidence + ((1.0 - rise) / (1.0 - base)).ln()).max(0.0);
             }
         }
@@ -246,9 +250,10 @@ impl Refusals {
         self.level.is_none_or(|level| limit < level.limit)
     }
 
-    /// The base rate, and the rate a rise above it would show.
-    fn rates(&self, in_flight: usize) -> (f64, f64) {
-        let base = self.base_at(in_flight).min(TESTED_BASE);
+    /// The base rate `base` as the sequential test takes it, and the rate a
+    /// rise above it would show.
+    fn rates(base: f64) -> (f64, f64) {
+        let base = base.min(TESTED_BASE);
         (
             base,
             (base * RISE_TIMES)
@@ -267,14 +272,15 @@ impl Refusals {
     pub(super) fn judge(&mut self, limit: usize, in_flight: usize) -> Judged {
         self.here.refused += 1;
         let load = if self.below(limit) {
-            let (base, rise) = self.rates(in_flight);
+            // The rate below, pooled once for both tests.
+            let (bound, over) = self.below_tally(in_flight);
+            let (base, rise) = Self::rates(self.base_under(bound));
             self.evidence += (rise / base).ln();
             // The calls at this limit weigh no more than those the rate
             // below is over: a rate of many calls is tested against one of
             // few as if it were exact, and a base rate a little above the
             // bound (of 3 % against 2.3 % over 512 calls, after 2,000 calls
             // held at one limit) would count.
-            let (bound, over) = self.below_tally(in_flight);
             let Tally { calls, refused } = self.here.at_most(over);
             self.evidence >= EVIDENCE
                 || (refused >= CLEAR_LEAST && tail(calls, bound, refused) < CLEAR)
