@@ -505,6 +505,32 @@ mod judged {
     }
 
     #[test]
+    fn the_test_of_the_calls_at_a_limit_needs_five_refusals() {
+        // The same 2.6 % bound, then one call in three refused at 26: the
+        // fourth refusal is already beyond the bound by one chance in
+        // 1,000, but four are not enough; the fifth counts (the sequential
+        // test is still short of its evidence then).
+        let mut refusals = Refusals::new(64);
+        feed(&mut refusals, 600, 24, 50);
+        refusals.moved(24, 26);
+        let mut judged = Vec::new();
+        for call in 1..=15 {
+            let refused = call % 3 == 0;
+            refusals.call(26, 26, refused);
+            if refused {
+                if call == 12 {
+                    assert!(tail(call + 2, refusals.below_load(26), 4) < CLEAR);
+                }
+                judged.push(refusals.judge(26, 26));
+            }
+        }
+        let base = [Judged::Base; 4];
+        assert_eq!(judged[..4], base);
+        assert_eq!(judged[4], Judged::Load);
+        assert!(refusals.evidence < super::EVIDENCE, "{}", refusals.evidence);
+    }
+
+    #[test]
     fn the_calls_at_a_limit_weigh_no_more_than_those_below() {
         // A limit that never went lower, one call in seven refused at it
         // (14 %): the rate below is only a bound of 3 in 32, and 2,000
