@@ -194,10 +194,15 @@ impl Aimd {
             // standard errors (a doubling past the capacity costs refusals, a
             // rise that was none only a measurement), once the figure has its
             // samples; before, only a large one (the noise of a few items).
+            // After back-pressure ended slow start, beyond three: each round
+            // follows a warm-up and shows the mean run time as it is, while
+            // the figure, from slow start's rounds, favours the fast items.
             let rise = if self.slow_start && base.spread < EXIT_SAMPLES {
                 (SURE * error).max(in_flight * (1.0 - 1.0 / LARGE_RISE))
-            } else {
+            } else if self.slow_start {
                 (EXIT * error).max(floor)
+            } else {
+                (SURE * error).max(floor)
             };
             self.provisional_round(ended, queue, rise);
             return;

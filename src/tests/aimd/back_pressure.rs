@@ -1,7 +1,8 @@
 //! Back-pressure: refusals more than the base rate explains back off (from
 //! the limit in force), the refusals of a burst lower the ceiling, a
-//! measurement starts again, a round cut short leaves nothing behind, and
-//! refusals from before a change are not news.
+//! measurement starts again, a round cut short leaves nothing behind,
+//! refusals from before a change are not news, and a rise after
+//! back-pressure that ended slow start counts beyond three standard errors.
 
 use std::time::Duration;
 
@@ -147,6 +148,33 @@ fn a_rise_after_back_pressure_before_any_round_is_measured_at_what_the_service_t
     // round of slow start set where a rise was last absent).
     let rise = feed.round(15);
     assert_eq!(rise.limit, 19, "{rise:?}");
+}
+
+#[test]
+fn after_back_pressure_ended_slow_start_a_rise_counts_beyond_three_standard_errors() {
+    // As above: refused at once at 32, then rounds at 24 and 27 of 8 and
+    // 12 ms in turn (a figure of 10 ms, varying by 2). Then a round at 28,
+    // after its warm-up, of `us` microseconds each.
+    let at_28 = |us: u64| {
+        let mut feed = Feed::new(Aimd::new(1, 256).starting_at(32));
+        let t = feed.now;
+        feed.until_decision(|_, _| sample(t, MS, true, true, 32));
+        for _ in 0..4 {
+            feed.aimd.sample(&sample(t - MS, MS, true, true, 32));
+        }
+        feed.until_decision(|_, _| sample(t + 5 * MS, MS, true, true, 27));
+        assert_eq!(feed.round_of(8 * MS, 12 * MS, true).limit, 27);
+        assert_eq!(feed.round_of(8 * MS, 12 * MS, true).limit, 28);
+        feed.round_of(us, us, true).limit
+    };
+    // The standard error of that round is 1.37 items, and three of them are
+    // 4.12 waiting: 28 x (1 - 10/11.725). At 11.72 ms, within them: slow
+    // start's rounds would take it for a rise (beyond one and a half), but
+    // this one is taken as it is, and the figure is not. The limit grows
+    // towards the ceiling (half the gap to 32).
+    assert_eq!(at_28(11_720), 30);
+    // At 11.73 ms, a rise: measured at what the service took, 28 - 4.13.
+    assert_eq!(at_28(11_730), 24);
 }
 
 #[test]
