@@ -7,14 +7,16 @@
 //! `limits()`, `stats()` and a handle taken before `.adaptive(...)` show it.
 //!
 //! The controller is [`Scripted`]: these tests check the stream's side
-//! of adaptivity, not `Aimd`'s rule. Deterministic: the futures are gates the
+//! of adaptivity, not `Aimd`'s rule (one runs `Aimd`, for what its rule
+//! needs of both drivers: completions with one clock reading reported as
+//! one moment). Deterministic: the futures are gates the
 //! test opens, the clock (`support::now`) moves only when the test advances
 //! it, and spawned streams run on an executor the test steps.
 
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
 
-use bounded_buffered::{BoundedStreamExt, Controller, Keyed, Sample, Shed};
+use bounded_buffered::{Aimd, BoundedStreamExt, Controller, Keyed, Sample, Shed};
 use futures::{StreamExt, TryStreamExt, stream};
 use support::{Gates, advance, both_modes, drive, fed_source, ms, now, poll_once};
 
@@ -382,6 +384,42 @@ both_modes! {
         }
         assert_eq!(run.poll(), Poll::Ready(Some(0)));
         decided(&run);
+    }
+
+    /// Point 26 with `Aimd`: completions with one clock reading reach the
+    /// controller as one moment (the same `started + run`), in which slow
+    /// start's doubling starts 32 items at most.
+    fn aimd_s_doubling_starts_32_at_most_in_one_moment(mode) {
+        support::reset_clock();
+        let gates = Gates::new();
+        let mut run = drive!(
+            mode,
+            gates
+                .source(400)
+                .bounded(1, 0)
+                .adaptive(Aimd::new(1, 256).starting_at(64), |_: &usize| false)
+                .clock(now)
+        );
+        assert!(run.take_ready().is_empty());
+        assert_eq!(gates.running(), 64);
+        // Each batch completes in one moment, 10 ms after the one before.
+        let mut next = 0;
+        let mut moment = |run: &mut support::Driven<'_, usize>, count: usize| {
+            advance(ms(10));
+            for id in next..next + count {
+                gates.open(id);
+            }
+            next += count;
+            assert_eq!(run.take_ready().len(), count);
+            (gates.running(), run.limits().workers())
+        };
+        // The first round, 64 samples: no rise, it doubles to 128. The
+        // doubling takes effect from the next completion on.
+        assert_eq!(moment(&mut run, 64), (64, 64));
+        // 64 completions in one moment: 32 more at most, not 64.
+        assert_eq!(moment(&mut run, 64), (96, 96));
+        // The next moment reaches the doubled limit.
+        assert_eq!(moment(&mut run, 96), (128, 128));
     }
 
     /// Point 26 with point 21: `try_bounded` streams adapt too.
