@@ -248,7 +248,15 @@ use tuning::{
 ///   a little above it would count): a limit a few items above a capacity
 ///   refuses only the calls beyond it, a few times the base rate, which the
 ///   eightfold test never reaches (such limits stayed put, refusing 10 to
-///   15 % of their calls).
+///   15 % of their calls). Where neither counts a refusal at the limit,
+///   but the rate with fewer in flight is over fewer than 128 calls (and
+///   fewer than the calls at this limit) and the refusals at this limit,
+///   five or more, run above it, the limit steps down by one: not
+///   back-pressure (no back-off, ceiling or level), a way to learn that
+///   rate. At a steady limit every call completes with the limit in
+///   flight, so only a lower limit teaches it (a limit one above a
+///   capacity of 24 had only slow start's 48 calls below, a bound of 6 %
+///   against the 8 % it refused, and stayed put).
 /// - At or above the level, refusals are expected: one counts when the base
 ///   rate explains as many refusals among the calls started at this limit
 ///   with less than one chance in five.

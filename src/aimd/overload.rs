@@ -55,6 +55,16 @@ impl Aimd {
         match self.refusals.judge(self.limit, sample.in_flight) {
             Judged::Load => {}
             Judged::Base => return,
+            Judged::FewBelow => {
+                // Not back-pressure: no back-off, no ceiling, no level. The
+                // calls at one fewer in flight tell whether these refusals
+                // rise with the load.
+                let limit = self.limit.saturating_sub(1).max(self.min);
+                if limit != self.limit {
+                    self.decide(done, limit, None, false);
+                }
+                return;
+            }
         }
         // What was tested is the limit in force (slow start's doubling takes
         // effect one completion at a time).

@@ -49,6 +49,15 @@ const UPPER: f64 = 3.0;
 /// Below this many, they are taken as this many, none of the missing ones
 /// refused: three refusals in 32 calls, with no calls at all.
 const NEAR_LEAST: f64 = 32.0;
+/// A refusal at the limit that neither test counts steps the limit down by
+/// one, not a back-off, while the rate with fewer in flight is over fewer
+/// than this many calls (and fewer than the calls at this limit), and the
+/// refusals at this limit, five or more, run above that rate: at a steady
+/// limit every call completes with the limit in flight, so only a lower
+/// limit teaches the rate below (a limit one above a capacity of 24 had
+/// only slow start's 48 calls below, a bound of 6 % against the 8 % it
+/// refused, and held for good, wasting up to 9 % of the calls).
+const FEW_BELOW: f64 = 128.0;
 /// Concurrency levels tallied apart; those above share the last tally.
 const LEVELS: usize = 1024;
 
@@ -129,6 +138,10 @@ pub(super) enum Judged {
     Load,
     /// Within the base rate.
     Base,
+    /// Within the base rate as far as the calls with fewer in flight tell,
+    /// and they are too few to tell: the limit steps down by one, and the
+    /// calls there tell.
+    FewBelow,
 }
 
 impl Refusals {
@@ -268,26 +281,44 @@ impl Refusals {
     /// expected: one that the base rate makes unlikely among the calls
     /// started at this limit is enough. Below (or with no such limit),
     /// refusals must run well above the base rate, or clearly above the rate
-    /// with fewer in flight among the calls started at this limit.
+    /// with fewer in flight among the calls started at this limit; where
+    /// that rate is over too few calls to tell, and the refusals at the
+    /// limit run above it, the limit steps down to learn it.
     pub(super) fn judge(&mut self, limit: usize, in_flight: usize) -> Judged {
         self.here.refused += 1;
-        let load = if self.below(limit) {
-            // The rate below, pooled once for both tests.
-            let (bound, over) = self.below_tally(in_flight);
-            let (base, rise) = Self::rates(self.base_under(bound));
-            self.evidence += (rise / base).ln();
-            // The calls at this limit weigh no more than those the rate
-            // below is over: a rate of many calls is tested against one of
-            // few as if it were exact, and a base rate a little above the
-            // bound (of 3 % against 2.3 % over 512 calls, after 2,000 calls
-            // held at one limit) would count.
-            let Tally { calls, refused } = self.here.at_most(over);
-            self.evidence >= EVIDENCE
-                || (refused >= CLEAR_LEAST && tail(calls, bound, refused) < CLEAR)
+        if !self.below(limit) {
+            let expected = self.base_at(in_flight);
+            return if tail(self.here.calls, expected, self.here.refused) < EXPECTED {
+                Judged::Load
+            } else {
+                Judged::Base
+            };
+        }
+        // The rate below, pooled once for both tests.
+        let (bound, over) = self.below_tally(in_flight);
+        let (base, rise) = Self::rates(self.base_under(bound));
+        self.evidence += (rise / base).ln();
+        // The calls at this limit weigh no more than those the rate below
+        // is over: a rate of many calls is tested against one of few as if
+        // it were exact, and a base rate a little above the bound (of 3 %
+        // against 2.3 % over 512 calls, after 2,000 calls held at one limit)
+        // would count.
+        let Tally { calls, refused } = self.here.at_most(over);
+        if self.evidence >= EVIDENCE
+            || (refused >= CLEAR_LEAST && tail(calls, bound, refused) < CLEAR)
+        {
+            return Judged::Load;
+        }
+        let Tally { calls, refused } = self.here;
+        #[allow(clippy::cast_precision_loss)]
+        let (calls, many) = (calls as f64, refused >= CLEAR_LEAST);
+        #[allow(clippy::cast_precision_loss)]
+        let above = refused as f64 > bound * calls;
+        if in_flight >= limit && over < FEW_BELOW && calls > over && many && above {
+            Judged::FewBelow
         } else {
-            tail(self.here.calls, self.base_at(in_flight), self.here.refused) < EXPECTED
-        };
-        if load { Judged::Load } else { Judged::Base }
+            Judged::Base
+        }
     }
 
     /// Back-pressure at `limit`: it becomes the level.
@@ -536,13 +567,14 @@ mod judged {
         // (14 %): the rate below is only a bound of 3 in 32, and 2,000
         // calls at 14 % would be far beyond it (286 refusals where it
         // explains 188). Weighed as the 32 calls it is over (4 or 5
-        // refusals where it explains 3), they are not.
+        // refusals where it explains 3), they are not back-pressure (too few
+        // calls below to tell: the limit would step down to learn them).
         let mut refusals = Refusals::new(64);
         for call in 1..=2_000 {
             let refused = call % 7 == 0;
             refusals.call(7, 7, refused);
             if refused {
-                assert_eq!(refusals.judge(7, 7), Judged::Base, "call {call}");
+                assert_ne!(refusals.judge(7, 7), Judged::Load, "call {call}");
             }
         }
         assert!(tail(2_000, refusals.below_load(7), 285) < CLEAR);
@@ -553,6 +585,71 @@ mod judged {
         }
         .at_most(32.0);
         assert_eq!((weighed.calls, weighed.refused), (32, 5));
+    }
+
+    /// `below` calls at 20 in flight, one in 20 of them refused, then 300
+    /// calls at a limit of 25, one in ten refused with `in_flight` in
+    /// flight: how each refusal at 25 is judged, up to the first that is
+    /// not `Base`.
+    fn judged_at_25(below: usize, in_flight: usize) -> Vec<Judged> {
+        let mut refusals = Refusals::new(64);
+        feed(&mut refusals, below, 20, 20);
+        refusals.moved(20, 25);
+        let mut judged = Vec::new();
+        for call in 1..=300 {
+            let refused = call % 10 == 0;
+            refusals.call(25, if refused { in_flight } else { 25 }, refused);
+            if refused {
+                judged.push(refusals.judge(25, in_flight));
+                if judged.last() != Some(&Judged::Base) {
+                    break;
+                }
+            }
+        }
+        judged
+    }
+
+    #[test]
+    fn too_few_calls_below_a_limit_step_it_down_to_learn_them() {
+        // 127 calls at 20, 6 refused: a bound of 9 in 127 (7.1 %). At 25,
+        // 10 % refused: above it, but within one chance in 1,000 of it.
+        // Once the calls at 25 (the 5 the raise started, and each since)
+        // outnumber those below (127, weighing about 121.5 by then: about
+        // 4,096 calls are remembered), at the 12th refusal, the limit steps
+        // down.
+        let judged = judged_at_25(127, 25);
+        assert_eq!(judged.len(), 12, "{judged:?}");
+        assert_eq!(judged.last(), Some(&Judged::FewBelow));
+        // 145 calls below (7 refused: about the same bound) weigh 128 or
+        // more for these 300 calls (132 at the end): they tell, and the
+        // refusals are the base rate's.
+        let judged = judged_at_25(145, 25);
+        assert_eq!(judged, [Judged::Base; 30]);
+        // Refusals below the limit (the source held it back) never step it
+        // down.
+        let judged = judged_at_25(127, 24);
+        assert_eq!(judged, [Judged::Base; 30]);
+    }
+
+    #[test]
+    fn too_few_calls_below_need_five_refusals_above_their_rate() {
+        // No calls below: a bound of 3 in 32 (9.4 %). One call in ten
+        // refused at a limit of 7, from the 33rd call on: above the bound
+        // from the fifth refusal (call 50); one in eleven (9.1 %) never.
+        for (every, first) in [(10, Some(5)), (11, None)] {
+            let mut refusals = Refusals::new(64);
+            let mut judged = Vec::new();
+            for call in 1..=600 {
+                let refused = call % every == 0;
+                refusals.call(7, 7, refused);
+                if refused {
+                    judged.push(refusals.judge(7, 7));
+                }
+            }
+            let at = judged.iter().position(|&j| j == Judged::FewBelow);
+            assert_eq!(at.map(|at| at + 1), first, "one in {every}: {judged:?}");
+            assert!(!judged.contains(&Judged::Load), "one in {every}");
+        }
     }
 
     #[test]

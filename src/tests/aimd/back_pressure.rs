@@ -1,8 +1,9 @@
 //! Back-pressure: refusals more than the base rate explains back off (from
 //! the limit in force), the refusals of a burst lower the ceiling, a
 //! measurement starts again, a round cut short leaves nothing behind,
-//! refusals from before a change are not news, and a rise after
-//! back-pressure that ended slow start counts beyond three standard errors.
+//! refusals from before a change are not news, a rise after back-pressure
+//! that ended slow start counts beyond three standard errors, and refusals
+//! that too few calls below can judge step the limit down by one.
 
 use std::time::Duration;
 
@@ -175,6 +176,31 @@ fn after_back_pressure_ended_slow_start_a_rise_counts_beyond_three_standard_erro
     assert_eq!(at_28(11_720), 30);
     // At 11.73 ms, a rise: measured at what the service took, 28 - 4.13.
     assert_eq!(at_28(11_730), 24);
+}
+
+#[test]
+fn refusals_that_too_few_calls_below_can_judge_step_the_limit_down_by_one() {
+    // Held at its max of 20 from the start: no call ever ran with fewer in
+    // flight, a bound of 3 in 32. One call in ten refused at 20 (at the
+    // door, no run time): above that bound, never clearly. At the fifth
+    // refusal (50 calls, more than the 32 below), the limit steps down to
+    // 19 to learn the rate there: not back-pressure (no back-off to 18).
+    let mut feed = Feed::new(Aimd::new(1, 20).starting_at(20));
+    let mut limits = Vec::new();
+    for call in 1..=50 {
+        let done = feed.now + MS / 2;
+        feed.now = done;
+        if call % 10 == 0 {
+            feed.aimd.sample(&sample(done, 0, true, true, 20));
+            limits.push(feed.limit());
+        } else {
+            feed.aimd
+                .sample(&sample(done - 10 * MS, 10 * MS, true, false, 20));
+        }
+    }
+    assert_eq!(limits, [20, 20, 20, 20, 19]);
+    let last = feed.last();
+    assert_eq!((last.limit, last.overload), (19, false), "{last:?}");
 }
 
 #[test]
