@@ -115,6 +115,17 @@ impl Baseline {
         Some(Self::new(&seen, at))
     }
 
+    /// Little's law: with `in_flight` running at a mean run time `mean`
+    /// against this unloaded one, about this many wait (all but one at
+    /// most; none for a round that took no time).
+    pub(super) fn queue(&self, in_flight: f64, mean: f64) -> f64 {
+        if mean > 0.0 {
+            (in_flight * (1.0 - self.mean / mean)).min(in_flight - 1.0)
+        } else {
+            0.0
+        }
+    }
+
     /// The standard error, in items, of a queue estimated from a round of
     /// `samples` with `in_flight` items in flight: the round's mean and this
     /// one are both uncertain, and a variance seen in few samples is

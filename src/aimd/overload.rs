@@ -58,7 +58,9 @@ impl Aimd {
             Judged::FewBelow => {
                 // Not back-pressure: no back-off, no ceiling, no level. The
                 // calls at one fewer in flight tell whether these refusals
-                // rise with the load.
+                // rise with the load. A measurement under way goes on (one
+                // fewer in flight adds no queue to it); slow start ends, as
+                // at any lower limit.
                 let limit = self.limit.saturating_sub(1).max(self.min);
                 if limit != self.limit {
                     self.decide(done, limit, None, false);

@@ -159,14 +159,7 @@ impl Aimd {
             self.provisional_round(ended, 0.0, f64::INFINITY);
             return;
         };
-        // Little's law: with `in_flight` running and a mean run time `mean`
-        // against the unloaded `base.mean`, about this many wait (all but one
-        // at most).
-        let queue = if mean > 0.0 {
-            (in_flight * (1.0 - base.mean / mean)).min(in_flight - 1.0)
-        } else {
-            0.0
-        };
+        let queue = base.queue(in_flight, mean);
         // Its standard error: the round's mean and the unloaded one are both
         // uncertain. Student's t, roughly: a variance seen in few samples is
         // uncertain too. Noise is a share of the run time (a service that
@@ -311,7 +304,7 @@ impl Aimd {
         };
         self.pool = Some(pool);
         let n = pool.flying / pool.seen.samples;
-        let queue = (n * (1.0 - base.mean / pool.seen.mean)).min(n - 1.0);
+        let queue = base.queue(n, pool.seen.mean);
         let error = base.error(n, pool.seen.samples);
         let counts = queue > (SUSPECT * error).max(self.least_queue(n));
         (pool.rounds >= 2 && counts).then_some((queue, error))

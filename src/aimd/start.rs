@@ -329,7 +329,7 @@ impl Aimd {
             ceiling,
             ..
         } = rise;
-        let queue = in_flight * (1.0 - base.mean / seen.mean);
+        let queue = base.queue(in_flight, seen.mean);
         let error = base.error(in_flight, seen.samples);
         let floor = self.least_queue(in_flight);
         if queue <= (SUSPECT * error).max(floor) && queued.is_none() {
