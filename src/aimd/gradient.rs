@@ -8,7 +8,7 @@
 //! them apart is a higher limit: past a capacity it serves no more, and
 //! below one it serves more, if each item a little slower.
 
-use super::figures::{Baseline, Seen, Served};
+use super::figures::{Seen, Served};
 use super::{Aimd, Ended, GRADIENT, GRADIENT_ROUNDS, Pool, SURE};
 
 /// Probes of the throughput's gradient: whether one may start, and the one
@@ -186,12 +186,7 @@ impl Aimd {
                 // It served more: no capacity below here. This is the
                 // unloaded run time at this load, and a quarter more is tried
                 // next.
-                self.base = Some(Baseline::new(&clipped, self.limit));
-                self.ceiling = None;
-                self.step = 1;
-                self.cuts = None;
-                self.suspect = None;
-                self.pool = None;
+                self.rebase(&clipped);
                 self.gradient.armed = true;
                 self.gradient.probe = None;
                 let next = self

@@ -26,6 +26,20 @@ impl Cuts {
 }
 
 impl Aimd {
+    /// A run time seen at the current limit is the unloaded one from now
+    /// on (the run time moved, or it rises with the load there): what was
+    /// learned against the old one goes, the ceiling and the cuts, a
+    /// suspect round and the rounds pooled, and growth starts again at one.
+    pub(super) fn rebase(&mut self, seen: &Seen) {
+        self.base = Some(Baseline::new(seen, self.limit));
+        self.provisional = false;
+        self.ceiling = None;
+        self.step = 1;
+        self.cuts = None;
+        self.suspect = None;
+        self.pool = None;
+    }
+
     /// Whether the cuts that brought the limit to half, or less, of where a
     /// queue began them cut a queue that was not one, and if so, rebases: a
     /// queue that large would have taken most of the run time's excess over
@@ -62,10 +76,7 @@ impl Aimd {
         if below.mean < midpoint {
             return false;
         }
-        self.base = Some(Baseline::new(&below, limit));
-        self.provisional = false;
-        self.ceiling = None;
-        self.step = 1;
+        self.rebase(&below);
         let back = self.rounded(from, in_flight * below.mean / first.mean);
         self.decide(at, back, Some(seen.mean), false);
         true
