@@ -309,12 +309,12 @@ impl Refusals {
         {
             return Judged::Load;
         }
-        let Tally { calls, refused } = self.here;
+        // Neither counts it. Too few calls below to tell, with the calls at
+        // the limit outnumbering them and refused above their rate?
         #[allow(clippy::cast_precision_loss)]
-        let (calls, many) = (calls as f64, refused >= CLEAR_LEAST);
-        #[allow(clippy::cast_precision_loss)]
-        let above = refused as f64 > bound * calls;
-        if in_flight >= limit && over < FEW_BELOW && calls > over && many && above {
+        let (calls, refused) = (self.here.calls as f64, self.here.refused as f64);
+        let few_below = in_flight >= limit && over < FEW_BELOW && calls > over;
+        if few_below && self.here.refused >= CLEAR_LEAST && refused > bound * calls {
             Judged::FewBelow
         } else {
             Judged::Base

@@ -129,11 +129,10 @@ fn a_refusal_in_the_first_call_makes_no_later_one_back_pressure_by_itself() {
     assert_eq!(feed.limit(), 16);
 }
 
-#[test]
-fn a_rise_after_back_pressure_before_any_round_is_measured_at_what_the_service_took() {
-    // Started at 32 and refused at once (a burst takes it to 24): slow start
-    // ended before any round showed no rise. The rounds after it show none,
-    // at 24 and 27 ...
+/// Started at 32 and refused at once, with four refusals of the items then
+/// in flight and one more after the back-off: the burst takes it to 24,
+/// before any round.
+fn refused_at_once_at_32() -> Feed {
     let mut feed = Feed::new(Aimd::new(1, 256).starting_at(32));
     let t = feed.now;
     feed.until_decision(|_, _| sample(t, MS, true, true, 32));
@@ -141,6 +140,15 @@ fn a_rise_after_back_pressure_before_any_round_is_measured_at_what_the_service_t
         feed.aimd.sample(&sample(t - MS, MS, true, true, 32));
     }
     feed.until_decision(|_, _| sample(t + 5 * MS, MS, true, true, 27));
+    feed
+}
+
+#[test]
+fn a_rise_after_back_pressure_before_any_round_is_measured_at_what_the_service_took() {
+    // Started at 32 and refused at once (a burst takes it to 24): slow start
+    // ended before any round showed no rise. The rounds after it show none,
+    // at 24 and 27 ...
+    let mut feed = refused_at_once_at_32();
     assert_eq!(feed.limit(), 24);
     assert_eq!(feed.round_of(8 * MS, 12 * MS, true).limit, 27);
     assert_eq!(feed.round_of(8 * MS, 12 * MS, true).limit, 28);
@@ -157,13 +165,7 @@ fn after_back_pressure_ended_slow_start_a_rise_counts_beyond_three_standard_erro
     // 12 ms in turn (a figure of 10 ms, varying by 2). Then a round at 28,
     // after its warm-up, of `us` microseconds each.
     let at_28 = |us: u64| {
-        let mut feed = Feed::new(Aimd::new(1, 256).starting_at(32));
-        let t = feed.now;
-        feed.until_decision(|_, _| sample(t, MS, true, true, 32));
-        for _ in 0..4 {
-            feed.aimd.sample(&sample(t - MS, MS, true, true, 32));
-        }
-        feed.until_decision(|_, _| sample(t + 5 * MS, MS, true, true, 27));
+        let mut feed = refused_at_once_at_32();
         assert_eq!(feed.round_of(8 * MS, 12 * MS, true).limit, 27);
         assert_eq!(feed.round_of(8 * MS, 12 * MS, true).limit, 28);
         feed.round_of(us, us, true).limit
