@@ -310,11 +310,13 @@ impl Refusals {
             return Judged::Load;
         }
         // Neither counts it. Too few calls below to tell, with the calls at
-        // the limit outnumbering them and refused above their rate?
+        // the limit (all of them, not weighed as above) outnumbering them
+        // and refused above their rate?
+        let Tally { calls, refused } = self.here;
         #[allow(clippy::cast_precision_loss)]
-        let (calls, refused) = (self.here.calls as f64, self.here.refused as f64);
+        let (calls, above) = (calls as f64, refused as f64 > bound * calls as f64);
         let few_below = in_flight >= limit && over < FEW_BELOW && calls > over;
-        if few_below && self.here.refused >= CLEAR_LEAST && refused > bound * calls {
+        if few_below && refused >= CLEAR_LEAST && above {
             Judged::FewBelow
         } else {
             Judged::Base
