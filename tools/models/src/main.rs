@@ -8,7 +8,7 @@
 //!   was tuned on seeds 1 to 600 of the family (and 1 to 400 of the models
 //!   outside it); seeds 601 to 800 are held out, and the README's table
 //!   reports them.
-//! - `--family family|refused|outside|unseen|refuse|fresh|sealed|shared` (default
+//! - `--family family|refused|outside|unseen|refuse|fresh|sealed|shared|drift` (default
 //!   `family`): the models of issue 20 (`models.rs`); those of issue 34,
 //!   refused whatever the load (`models.rs`, not yet checked by `.ci/run`:
 //!   the rule misses some of their runs); models outside it that the
@@ -21,7 +21,9 @@
 //!   after the rule that judges refusals against fewer in flight was frozen,
 //!   run once on it (`sealed.rs`); or services whose requests slow each
 //!   other down below a hard capacity, written after `http_adaptive` showed
-//!   the miss (`shared.rs`).
+//!   the miss (`shared.rs`); or services whose speed drifts, a factor the
+//!   requests running together share, written after `http_adaptive`'s
+//!   rounds showed it and run once on the rule of stop 48 (`drift.rs`).
 //! - `--model TEXT`: only the models whose name contains TEXT.
 //! - `--runs`: one line per run as well, not only the worst per row.
 //! - `--trace`: the controller's decisions in each run (with `--model`).
@@ -34,6 +36,7 @@
 //! every target. It exits with 1 if any run misses a target.
 
 mod chart;
+mod drift;
 mod fresh;
 mod models;
 mod outside;
@@ -110,10 +113,11 @@ fn options() -> Result<Options, String> {
                     "fresh" => fresh::models,
                     "sealed" => sealed::models,
                     "shared" => shared::models,
+                    "drift" => drift::models,
                     other => {
                         return Err(format!(
-                            "--family {other}: family, refused, outside, unseen, refuse, fresh, sealed \
-                             or shared"
+                            "--family {other}: family, refused, outside, unseen, refuse, fresh, sealed, \
+                             shared or drift"
                         ));
                     }
                 }

@@ -27,6 +27,8 @@ use bounded_buffered::{Aimd, BoundedStreamExt, Decision, History, Limits};
 use futures::{Stream, StreamExt, stream};
 use tokio::time::Instant;
 
+use crate::drift::{Drift, Speed};
+
 /// Successes a job waits for.
 pub const SUCCESSES: usize = 5_000;
 /// The change, if any, happens at this success.
@@ -190,6 +192,8 @@ pub struct Model {
     /// times its own service time (a processor, a disk or a pool the
     /// requests share). Zero in every model but those of `shared.rs`.
     pub contention: f64,
+    /// How the service's speed drifts ([`Drift`]): none but in `drift.rs`.
+    pub drift: Drift,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -212,6 +216,7 @@ impl Model {
             change: Change::None,
             refused: Refused::NONE,
             contention: 0.0,
+            drift: Drift::NONE,
         }
     }
 
@@ -417,6 +422,7 @@ struct Inner {
     refusals: Rng,
     /// The model's, to stretch each service time by.
     contention: f64,
+    speed: Speed,
     in_service: usize,
     /// Queued requests: FIFO, each with its ticket and the waker to call when
     /// it is let in; wake-all, only wakers.
@@ -445,7 +451,7 @@ pub enum Reply {
 }
 
 impl Service {
-    fn new(model: &Model, discipline: Discipline, rng: Rng, refusals: Rng) -> Self {
+    fn new(model: &Model, discipline: Discipline, rng: Rng, refusals: Rng, speed: Rng) -> Self {
         Self(Arc::new(Mutex::new(Inner {
             overflow: model.overflow,
             discipline,
@@ -455,6 +461,7 @@ impl Service {
             refused: model.refused,
             refusals,
             contention: model.contention,
+            speed: Speed::new(model.drift, speed),
             in_service: 0,
             queue: VecDeque::new(),
             admitted: Vec::new(),
@@ -531,6 +538,7 @@ impl Service {
             let mut inner = self.lock();
             let dist = inner.service;
             let service = dist.draw(&mut inner.rng);
+            let service = inner.speed.run(service, epoch.elapsed());
             // The others in service slow it down (whole milliseconds, the
             // nearest, as every draw); its own service time is the draw.
             // A draw is whole milliseconds: unstretched, it holds as drawn.
@@ -670,6 +678,8 @@ pub fn run(model: &Model, discipline: Discipline, seed: u64, mode: Mode) -> Run 
             Rng::new(seed.wrapping_mul(2) + 1),
             // Far from the others' seeds: refusals of their own.
             Rng::new(!seed),
+            // And the speed's, where it drifts.
+            Rng::new(seed.rotate_left(32) ^ 0x5EED),
         );
         let mut arrivals = Rng::new(seed.wrapping_mul(2) + 2);
         let epoch = Instant::now();
