@@ -8,11 +8,12 @@
 //!   was tuned on seeds 1 to 600 of the family (and 1 to 400 of the models
 //!   outside it); seeds 601 to 800 are held out, and the README's table
 //!   reports them.
-//! - `--family family|refused|outside|unseen|refuse|fresh|sealed|shared|drift` (default
-//!   `family`): the models of issue 20 (`models.rs`); those of issue 34,
-//!   refused whatever the load (`models.rs`, not yet checked by `.ci/run`:
-//!   the rule misses some of their runs); models outside it that the
-//!   rule was tuned against as well (`outside.rs`); models written apart from
+//! - `--family family|refused|outside|unseen|refuse|fresh|sealed|shared|drift`
+//!   (default `family`): the models of issue 20 (`models.rs`); those of
+//!   issue 34, refused whatever the load (`models.rs`, held by `.ci/run` to
+//!   the runs they met, not to every target: the rule misses some of their
+//!   runs); models outside it that the rule was tuned against as well
+//!   (`outside.rs`); models written apart from
 //!   the rule of issue 20, first run once it was settled, and tuned on in
 //!   issue 34 (`unseen.rs`); services with no queue across capacities and
 //!   how much their run times vary (`refuse.rs`); the models written for
@@ -29,11 +30,16 @@
 //! - `--trace`: the controller's decisions in each run (with `--model`).
 //! - `--chart PATH`: writes an SVG of the limit over time for three models
 //!   (the first held-out seed, FIFO, in place).
+//! - `--at-least N`: exits with 1 only if fewer than N runs met every target
+//!   (a floor: the runs a family met when it was set, so that a change
+//!   that loses runs on a family the rule still misses cannot land
+//!   unseen; `.ci/run` sets one for each such family).
 //!
 //! Each row of the table is the worst over its seeds: the lowest goodput, the
 //! most wasted calls, the highest latency ratios, the longest settling, the
 //! widest limit range and the lowest mean limit; and how many of its runs met
-//! every target. It exits with 1 if any run misses a target.
+//! every target, and the runs met in all. It exits with 1 if any run
+//! misses a target (with `--at-least N`, if fewer than N met them all).
 
 mod chart;
 mod drift;
@@ -68,6 +74,7 @@ struct Options {
     runs: bool,
     trace: bool,
     chart: Option<String>,
+    at_least: Option<usize>,
 }
 
 fn options() -> Result<Options, String> {
@@ -78,6 +85,7 @@ fn options() -> Result<Options, String> {
         runs: false,
         trace: false,
         chart: None,
+        at_least: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -126,6 +134,13 @@ fn options() -> Result<Options, String> {
             "--runs" => options.runs = true,
             "--trace" => options.trace = true,
             "--chart" => options.chart = Some(value()?),
+            "--at-least" => {
+                let runs = value()?;
+                options.at_least = Some(
+                    runs.parse()
+                        .map_err(|_| format!("--at-least {runs}: a number of runs"))?,
+                );
+            }
             other => return Err(format!("unknown option {other}")),
         }
     }
@@ -222,6 +237,7 @@ fn main() {
         "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- | --- | ---: |"
     );
     let mut missed = false;
+    let (mut all_met, mut all_runs) = (0, 0);
     for (index, row) in rows.iter().enumerate() {
         let row_scores: Vec<&(u64, Score)> = scores
             .iter()
@@ -244,6 +260,7 @@ fn main() {
             .iter()
             .filter(|(_, score)| score.misses.is_empty())
             .count();
+        (all_met, all_runs) = (all_met + met, all_runs + row_scores.len());
         print_row(row, "", &worst, &format!("{met} / {}", row_scores.len()));
     }
 
@@ -259,8 +276,15 @@ fn main() {
         std::fs::write(&path, chart::svg(&charted)).expect("the chart is written");
         println!("\nchart: {path}");
     }
-    if missed {
-        std::process::exit(1);
+    println!("\nruns met: {all_met} of {all_runs}");
+    match options.at_least {
+        Some(floor) if all_met < floor => {
+            println!("fewer than the {floor} runs this family met when the floor was set");
+            std::process::exit(1);
+        }
+        Some(_) => {}
+        None if missed => std::process::exit(1),
+        None => {}
     }
 }
 
