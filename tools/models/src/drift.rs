@@ -19,11 +19,12 @@
 
 use std::time::Duration;
 
-use crate::models::{Change, Dist, Model, Overflow, Rng};
+use crate::models::{Change, Dist, Model, Overflow, Rng, whole_millis};
 
 /// How a model's speed drifts: the factor is redrawn every `every`, with
-/// this σ of its underlying normal. `NONE` draws nothing, so the other
-/// models' runs stay as they were.
+/// this σ of its underlying normal. Under `NONE` a service time runs as
+/// drawn (the factors come from a generator of their own: the other models'
+/// runs stay as they were).
 #[derive(Clone, Copy, Debug)]
 pub struct Drift {
     pub every: Duration,
@@ -54,7 +55,7 @@ pub struct Speed {
 
 impl Speed {
     pub fn new(drift: Drift, mut rng: Rng) -> Speed {
-        let factor = Self::draw(drift, &mut rng);
+        let factor = rng.lognormal(1.0, drift.sigma);
         Speed {
             drift,
             rng,
@@ -63,18 +64,9 @@ impl Speed {
         }
     }
 
-    fn draw(drift: Drift, rng: &mut Rng) -> f64 {
-        if drift.sigma > 0.0 {
-            rng.lognormal(1.0, drift.sigma)
-        } else {
-            1.0
-        }
-    }
-
     /// `service` as run by a request entering service `at` from the job's
     /// start. A period with no request in it draws its factor all the same:
     /// the factors do not depend on when the controller starts requests.
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     pub fn run(&mut self, service: Duration, at: Duration) -> Duration {
         if self.drift.sigma == 0.0 {
             return service;
@@ -82,10 +74,9 @@ impl Speed {
         let period = (at.as_nanos() / self.drift.every.as_nanos()) as u64;
         while self.period < period {
             self.period += 1;
-            self.factor = Self::draw(self.drift, &mut self.rng);
+            self.factor = self.rng.lognormal(1.0, self.drift.sigma);
         }
-        let ms = service.as_secs_f64() * 1e3 * self.factor;
-        Duration::from_millis(ms.round().max(1.0) as u64)
+        whole_millis(service.as_secs_f64() * 1e3 * self.factor)
     }
 }
 

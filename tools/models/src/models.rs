@@ -85,14 +85,17 @@ impl Dist {
             }
             Dist::Custom { draw, .. } => draw(rng),
         };
-        // Whole milliseconds, the nearest, at least one. tokio's timer has
-        // millisecond resolution and rounds a sleep up to its next tick, so
-        // a draw of 10.3 ms would hold the server for 11: the time reported
-        // would not be the time served, and every draw would gain about half
-        // a millisecond, 5 % of the capacity the ideal counts on. Rounded to
-        // the nearest, the mean stays the model's.
-        Duration::from_millis(ms.round().max(1.0) as u64)
+        whole_millis(ms)
     }
+}
+
+/// `ms` as whole milliseconds, the nearest, at least one: tokio's timer
+/// rounds a sleep up to its next millisecond, so a draw of 10.3 ms would hold
+/// the server for 11 (not the time reported), and every draw would gain about
+/// half a millisecond, 5 % of the capacity the ideal counts on. Rounded to the
+/// nearest, the mean stays the model's.
+pub fn whole_millis(ms: f64) -> Duration {
+    Duration::from_millis(ms.round().max(1.0) as u64)
 }
 
 /// What the service does with a request beyond its capacity.
