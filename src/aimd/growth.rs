@@ -86,9 +86,10 @@ impl Aimd {
 
     /// Back-pressure that ended slow start proved to be refusals that come
     /// whatever the load: slow start goes on, unless a measurement is under
-    /// way or done (it decides).
+    /// way, or one after a rise is done (it decides; one after
+    /// back-pressure does not).
     pub(super) fn resume_slow_start(&mut self) {
-        if self.provisional && self.measuring.is_none() {
+        if (self.provisional || !self.start_decided) && self.measuring.is_none() {
             self.slow_start = true;
         }
     }

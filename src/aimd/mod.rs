@@ -165,13 +165,38 @@ use tuning::{
 ///   above the limit the figure was measured at), and the limit grows
 ///   towards it as below.
 ///
-/// After back-pressure in slow start, rounds are compared with slow start's
-/// figure until a rise is measured the same way, but a rise counts only
-/// beyond three standard errors: those rounds follow a warm-up and show the
-/// mean run time as it is, while the figure favours the fast items (on a
-/// service with no queue and a run time of σ 0.45, it was 10 to 15 % low,
-/// and a rise within three standard errors was measured in most runs, a
-/// few rounds at four fifths of the limit).
+/// Back-pressure that ends slow start, once refusals of the items then in
+/// flight beyond what the base rate explains confirm it (not one refusal
+/// alone), is followed at once by a measurement of the unloaded run time, at
+/// the limit it backed off to: a service that queues, then refuses, refuses
+/// only once its queue is full, and the back-off leaves most of that queue
+/// standing. Its rounds, each within the noise of a slow start figure that
+/// varies much, would teach that figure the queue round by round (a cache of
+/// 16 that queued 16 more, half its reads 50 ms and half 4, taught it twice
+/// its run time, and the limit held at 32 for good). A figure measured there
+/// above slow start's by 1.2 times and two standard errors of both, as after
+/// a rise, is measured again at half the limit, a full measurement (one
+/// round's worth, 16 samples of that cache, left a queue that doubled its run
+/// time within the noise). A figure there clearly lower (beyond the tolerance
+/// and three standard errors) shows the queue: it stands, and what the
+/// service took at the limit above by it, give or take one and a half
+/// standard errors, sets the ceiling, as after a rise; else the first stands
+/// and the limit goes back. No half again: a back-off lands at the refusals,
+/// a queue's length above the capacity at most, and each test of a half is
+/// one more chance for a figure low by chance to pass for a queue (at σ 0.6,
+/// in one run of 200, a second half measured 7.4 ms against 10, and the
+/// capacity above it passed for a queue). Such a measurement does not decide
+/// whether slow start goes on, as a rise's does: a probe of its level that
+/// passes still resumes it (below).
+///
+/// After back-pressure in slow start with no figure yet (a `starting_at`
+/// limit refused at once), or one refusal alone, rounds are compared with
+/// slow start's figure until a rise is measured the same way, but a rise
+/// counts only beyond three standard errors: those rounds follow a warm-up
+/// and show the mean run time as it is, while the figure favours the fast
+/// items (on a service with no queue and a run time of σ 0.45, it was 10 to
+/// 15 % low, and a rise within three standard errors was measured in most
+/// runs, a few rounds at four fifths of the limit).
 ///
 /// **Each round**, once measured:
 ///
@@ -276,7 +301,7 @@ use tuning::{
 /// refusal alone set is tried again after one round with no queue; a probe
 /// of a level that passes with no back-pressure shows the refusal came
 /// whatever the load: the level goes, and slow start goes on if that
-/// refusal ended it. A rise that the measurement does not confirm restores
+/// refusal ended it (unless a rise was measured since, which decides). A rise that the measurement does not confirm restores
 /// the ceiling back-pressure set before it.
 ///
 /// **The unloaded run time**, once measured, learns (over about 512 samples)
@@ -353,7 +378,11 @@ use tuning::{
 /// capacity; there is one at most after each measurement of the unloaded
 /// run time. Slow start's doubling
 /// past a service with no queue costs up to one refused call per item the
-/// service took, when they all complete at once. Slow start from 4 past a
+/// service took, when they all complete at once, and the measurement after
+/// that back-pressure, once confirmed, holds the limit where it backed off
+/// for a warm-up and four rounds (and
+/// as long again at half of it, where the figure stands clearly above slow
+/// start's). Slow start from 4 past a
 /// service that takes fewer costs a doubling that served no more, then a
 /// measurement at 4 and at each half below it until one runs as long as the
 /// one above (for a capacity of 2: at 2, then 32 samples at a limit of 1).
@@ -457,6 +486,8 @@ pub struct Aimd {
     clean: usize,
     /// Measuring the unloaded run time, and why.
     measuring: Option<Measuring>,
+    /// A measurement after a rise decided whether slow start goes on.
+    start_decided: bool,
     /// Slow start's last binding round with no rise.
     gained: Option<Gained>,
     /// Room to take a median in.
@@ -583,6 +614,7 @@ impl Aimd {
             pending: Vec::with_capacity(max.saturating_mul(2).min(RUNS_KEPT)),
             clean: 0,
             measuring: None,
+            start_decided: false,
             gained: None,
             scratch: Vec::with_capacity(RUNS_KEPT),
             pool: None,

@@ -5,6 +5,7 @@ use crate::adaptive::Sample;
 
 use super::Aimd;
 use super::refusals::Judged;
+use super::start::Measuring;
 
 /// A back-off, and the refusals that came after it from items started
 /// before it.
@@ -13,6 +14,8 @@ pub(super) struct Burst {
     /// The limit at the back-off.
     pub(super) limit: usize,
     pub(super) refused: usize,
+    /// It ended slow start, whose figure is not measured yet.
+    pub(super) ended_start: bool,
 }
 
 impl Aimd {
@@ -39,6 +42,12 @@ impl Aimd {
             burst.refused += 1;
             // Not one refusal alone: no base rate makes them.
             self.recheck = false;
+            // Back-pressure, not a rise, ended slow start: a queue below the
+            // refusals (a service that queues, then refuses) would show only
+            // against a figure slow start's rounds did not take in; it is
+            // measured now, at the limit below the refusals.
+            let measure = burst.ended_start;
+            burst.ended_start = false;
             let ceiling = burst.limit.saturating_sub(burst.refused).max(self.min) + 1;
             let ceiling = self.ceiling.map_or(ceiling, |c| c.min(ceiling));
             self.ceiling = Some(ceiling);
@@ -49,6 +58,12 @@ impl Aimd {
                 let since = self.round.since;
                 self.decide(done, limit, None, true);
                 self.round.since = since;
+            }
+            if measure && self.measuring.is_none() && self.provisional {
+                self.measuring = Some(Measuring::Refused);
+            }
+            if matches!(self.measuring, Some(Measuring::Refused)) {
+                self.restart_measurement();
             }
             return;
         }
@@ -81,6 +96,10 @@ impl Aimd {
         self.burst = Some(Burst {
             limit: self.limit,
             refused: 1,
+            ended_start: self.slow_start
+                && self.provisional
+                && self.measuring.is_none()
+                && self.base.is_some(),
         });
         self.held = 0;
         self.cuts = None;

@@ -11,7 +11,8 @@ use super::{
 
 /// A round that showed a clear rise over slow start's figure: its limit,
 /// items in flight and what it showed, to be checked against what is
-/// measured.
+/// measured. (Or back-pressure that ended slow start, and what was measured
+/// where it backed off.)
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Rise {
     limit: usize,
@@ -21,6 +22,8 @@ pub(super) struct Rise {
     ceiling: Option<usize>,
     /// Its doubling served hardly more than the limit below it: that limit.
     flat: Option<usize>,
+    /// Back-pressure, not a rise, ended slow start: it does not go on.
+    refused: bool,
 }
 
 /// Why the unloaded run time is being measured.
@@ -32,6 +35,9 @@ pub(super) enum Measuring {
     Half(Half),
     /// Slow start ended as the source held the load back.
     Source,
+    /// Back-pressure ended slow start, and refusals of its burst beyond the
+    /// base rate confirmed it.
+    Refused,
 }
 
 /// A figure measured after a rise stood clear above the one below it (or,
@@ -53,6 +59,27 @@ pub(super) struct Half {
 pub(super) struct Gained {
     limit: usize,
     served: Served,
+}
+
+impl Rise {
+    /// Back-pressure that ended slow start, and the figure measured where it
+    /// backed off (`limit`) standing for a rise's round: below the ceiling
+    /// the refusals set.
+    #[allow(clippy::cast_precision_loss)]
+    fn refused_at(limit: usize, measured: &Baseline, ceiling: Option<usize>) -> Self {
+        Self {
+            limit,
+            in_flight: limit as f64,
+            seen: Seen {
+                mean: measured.mean,
+                variance: measured.variance,
+                samples: measured.weight,
+            },
+            ceiling,
+            flat: None,
+            refused: true,
+        }
+    }
 }
 
 impl Gained {
@@ -122,6 +149,7 @@ impl Aimd {
                 seen,
                 ceiling: self.ceiling.filter(|&ceiling| ceiling > self.limit),
                 flat,
+                refused: false,
             });
             self.ceiling = Some(self.limit);
             self.step = 1;
@@ -201,7 +229,9 @@ impl Aimd {
         // that is none look clear in 16 samples of a service that varies
         // much: a full one.
         let needed = match self.measuring {
-            Some(Measuring::Half(half)) if half.rise.flat.is_none() => HALF_SAMPLES.max(self.limit),
+            Some(Measuring::Half(half)) if half.rise.flat.is_none() && !half.rise.refused => {
+                HALF_SAMPLES.max(self.limit)
+            }
             _ => MEASURE.max(MEASURE_ROUNDS.saturating_mul(self.limit)),
         };
         if self.measured_runs < needed {
@@ -221,6 +251,13 @@ impl Aimd {
         };
         let why = self.measuring.take();
         self.provisional = false;
+        // A rise's measurement decides whether slow start goes on; one
+        // after back-pressure leaves that to a probe of the refusals' level.
+        self.start_decided |= match why {
+            Some(Measuring::Rise(_)) => true,
+            Some(Measuring::Half(half)) => !half.rise.refused,
+            _ => false,
+        };
         self.gradient.armed = true;
         self.gradient.took = None;
         // Cleared, not dropped: slow start may resume and use them again.
@@ -243,9 +280,7 @@ impl Aimd {
                 // queued run times too.
                 let again = match rise.flat {
                     Some(below) => limit >= below,
-                    None => self.base.is_some_and(|slow| {
-                        self.clear_above((&base, 1.0), (&slow, HALF_RISE), SUSPECT)
-                    }),
+                    None => self.above_slow_start(&base),
                 };
                 if half < limit && again {
                     let check = Half {
@@ -280,7 +315,10 @@ impl Aimd {
                 // is clearly below that, half again, down to the minimum.
                 #[allow(clippy::cast_precision_loss)]
                 let ratio = from as f64 / limit as f64;
-                if half < limit && !self.clear_above((&base, ratio), (&above, 1.0), SURE) {
+                if half < limit
+                    && !rise.refused
+                    && !self.clear_above((&base, ratio), (&above, 1.0), SURE)
+                {
                     let check = Half {
                         rise,
                         above: base,
@@ -291,6 +329,19 @@ impl Aimd {
                     return;
                 }
                 (rise, Some(from))
+            }
+            Some(Measuring::Refused) if half < limit && self.above_slow_start(&base) => {
+                // As after a rise: the back-off left a queue standing, and
+                // half the limit tells. What was measured here stands for
+                // the round that showed the rise.
+                let check = Half {
+                    rise: Rise::refused_at(limit, &base, self.ceiling),
+                    above: base,
+                    from: limit,
+                    queued: None,
+                };
+                self.measure(at, Measuring::Half(check), half, mean);
+                return;
             }
             _ => {
                 self.base = Some(base);
@@ -334,9 +385,10 @@ impl Aimd {
         let floor = self.least_queue(in_flight);
         if queue <= (SUSPECT * error).max(floor) && queued.is_none() {
             // Slow start's figure made that rise: it goes on from there,
-            // below the ceiling back-pressure set before, if any.
+            // below the ceiling back-pressure set before, if any. (After
+            // back-pressure, no rise was made: the refusals ended it.)
             self.ceiling = ceiling;
-            self.slow_start = true;
+            self.slow_start = !rise.refused;
             self.decide(at, limit, Some(mean), false);
             return true;
         }
@@ -350,6 +402,15 @@ impl Aimd {
             .min(most);
         self.ceiling = Some(ceiling);
         false
+    }
+
+    /// Whether a measured figure stands clearly above slow start's: by
+    /// 1.2 times it and two standard errors of both (slow start's favours
+    /// the fast items, so less is no news), as a queue where it was
+    /// measured would make it.
+    fn above_slow_start(&self, measured: &Baseline) -> bool {
+        self.base
+            .is_some_and(|slow| self.clear_above((measured, 1.0), (&slow, HALF_RISE), SUSPECT))
     }
 
     /// Whether `high`'s mean, times `scale`, is above `low`'s by more than the

@@ -2,8 +2,10 @@
 //! the limit in force), the refusals of a burst lower the ceiling, a
 //! measurement starts again, a round cut short leaves nothing behind,
 //! refusals from before a change are not news, a rise after back-pressure
-//! that ended slow start counts beyond three standard errors, and refusals
-//! that too few calls below can judge step the limit down by one.
+//! that ended slow start counts beyond three standard errors (with no
+//! figure yet), confirmed back-pressure that ended slow start is measured at
+//! once (and a queue below the refusals found), and refusals that too few
+//! calls below can judge step the limit down by one.
 
 use std::time::Duration;
 
@@ -240,4 +242,96 @@ fn at_a_small_limit_a_ceiling_back_pressure_set_is_probed_within_32_rounds() {
     for cycle_seen in held.chunks_exact(33).take(3) {
         assert_eq!(cycle_seen, cycle, "{rounds:?}");
     }
+}
+
+/// A round of a service that takes 17 at a time, queues 16 more and
+/// refuses beyond, with run times of 2, 6 and 22 ms in turn unloaded (10
+/// ms, widely spread): beyond 17, all of them wait, and each runs `limit /
+/// 17` times its own.
+fn serving_17(feed: &mut Feed) -> super::Decision {
+    feed.until_decision(|feed, i| {
+        let limit = feed.limit() as u64;
+        let run = [2, 6, 22][i % 3] * MS * limit.max(17) / 17;
+        let done = feed.now + 22 * MS * limit.max(17) / 17 / limit;
+        sample(done - run, run, true, false, limit as usize)
+    })
+}
+
+#[test]
+fn back_pressure_that_ended_slow_start_measures_a_queue_below_the_refusals_away() {
+    // Slow start shows no rise up to 32 (its rounds of the service above,
+    // and at 32 one of only the first 17's times) and its doubling to 64 is
+    // refused: five refusals in as many calls are back-pressure at the
+    // limit in force, 37, cut to 33; the refusals of two of the items then
+    // in flight, more than the base rate explains (one), confirm it.
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(1));
+    while feed.limit() < 32 {
+        serving_17(&mut feed);
+    }
+    let t = feed.now;
+    let doubled = feed.until_decision(|_, i| {
+        let run = [2, 6, 22][i % 3] * MS;
+        sample(t + i as u64 * MS, run, true, false, 32)
+    });
+    assert_eq!(doubled.limit, 64);
+    let t = feed.now;
+    let refused = feed.until_decision(|_, _| sample(t, MS, true, true, 64));
+    assert!(refused.overload);
+    assert_eq!(feed.limit(), 33);
+    for _ in 0..2 {
+        feed.aimd.sample(&sample(t - MS, MS, true, true, 64));
+    }
+    assert_eq!(feed.limit(), 33);
+    // At 33, 16 wait: a round shows no rise beyond three standard errors
+    // against slow start's figure; three rounds' worth measured together
+    // stand clearly above it, as a queue makes them: measured again at 17,
+    // where nothing waits, ...
+    while feed.limit() == 33 {
+        serving_17(&mut feed);
+    }
+    assert_eq!(feed.limit(), 17);
+    while feed.limit() == 17 {
+        serving_17(&mut feed);
+    }
+    // ... a figure clearly lower: 33 queued. The unloaded run time is the
+    // one measured at 17 (its samples: 9.3 ms), not the queued one (19.4),
+    // and the ceiling is what the service took at 33 by it, with one and a
+    // half standard errors more, and one: 24. The limit grows by half the
+    // gap to just below it (20 at once), and holds there.
+    let measured = feed.last();
+    let base = measured.base.expect("measured");
+    assert!(base < Duration::from_millis(10), "{measured:?}");
+    assert_eq!(measured.limit, 20);
+    let limits: Vec<_> = (0..6).map(|_| serving_17(&mut feed).limit).collect();
+    assert_eq!(limits, [22, 23, 23, 23, 23, 23]);
+    assert_eq!(feed.last().base, Some(base));
+}
+
+#[test]
+fn slow_start_goes_on_after_a_measured_back_off_whose_level_passes() {
+    // Slow start at 10 ms to 32, and its doubling refused as above: five
+    // refusals, cut to 33, and two more of the burst, measured at 33. The
+    // service refused those calls whatever the load, though: the figure
+    // measured is slow start's, and the limit grows to just below the
+    // ceiling the burst set (35), holds there and probes it. The probe
+    // passes (it binds, as its warm-up did): the level goes, and slow start
+    // goes on from it, 70. (A measurement after a rise would have decided
+    // that slow start is over.)
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(1));
+    feed.slow_start_to(32, 10);
+    assert_eq!(feed.round(10).limit, 64);
+    let t = feed.now;
+    feed.until_decision(|_, _| sample(t, MS, true, true, 64));
+    assert_eq!(feed.limit(), 33);
+    for _ in 0..2 {
+        feed.aimd.sample(&sample(t - MS, MS, true, true, 64));
+    }
+    let mut limits = vec![];
+    while feed.limit() <= 35 {
+        limits.push(feed.round(10).limit);
+        assert!(limits.len() < 200, "{limits:?}");
+    }
+    assert_eq!(feed.last().base, Some(Duration::from_millis(10)));
+    assert_eq!(limits[..4], [33, 33, 33, 34]);
+    assert_eq!(limits[limits.len() - 2..], [35, 70]);
 }
