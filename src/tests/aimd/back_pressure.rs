@@ -245,9 +245,9 @@ fn at_a_small_limit_a_ceiling_back_pressure_set_is_probed_within_32_rounds() {
 }
 
 /// A round of a service that takes 17 at a time, queues 16 more and
-/// refuses beyond, with run times of 2, 6 and 22 ms in turn unloaded (10
-/// ms, widely spread): beyond 17, all of them wait, and each runs `limit /
-/// 17` times its own.
+/// refuses beyond (the test feeds its refusals), with run times of 2, 6
+/// and 22 ms in turn unloaded (10 ms, widely spread): beyond 17, all of
+/// them wait, and each runs `limit / 17` times its own.
 fn serving_17(feed: &mut Feed) -> super::Decision {
     feed.until_decision(|feed, i| {
         let limit = feed.limit() as u64;
