@@ -115,6 +115,19 @@ impl Baseline {
         Some(Self::new(&seen, at))
     }
 
+    /// Two measurements of the unloaded run time, as one: their samples
+    /// pooled, at the higher of their limits.
+    pub(super) fn pooled(&self, other: &Baseline) -> Self {
+        let seen = |figure: &Baseline| Seen {
+            mean: figure.mean,
+            variance: figure.variance,
+            samples: figure.weight,
+        };
+        let mut both = Self::new(&seen(self).pooled(&seen(other)), self.at.max(other.at));
+        both.spread = self.spread + other.spread;
+        both
+    }
+
     /// Little's law: with `in_flight` running at a mean run time `mean`
     /// against this unloaded one, about this many wait (all but one at
     /// most; none for a round that took no time).

@@ -37,10 +37,10 @@ use overload::Burst;
 use refusals::Refusals;
 use start::{Gained, Measuring};
 use tuning::{
-    BACKOFF, CLIP, EXIT, EXIT_SAMPLES, FIRST_SAMPLES, FLAT, GRADIENT, GRADIENT_ROUNDS, HALF_RISE,
-    HALF_SAMPLES, HALVED, HALVED_EARLY, HALVED_SAMPLES, KEEP, LARGE_RISE, LEAST_QUEUE, LOOSE,
-    MEASURE, MEASURE_ROUNDS, MEMORY, MOMENT_MOST, PROBE_ROUNDS, PROBE_SAMPLES, REACHED_ROUNDS,
-    REFUSED_PROBE, RUNS_KEPT, SETTLED, SOMETIMES, START, SURE, SUSPECT, TOLERANCE,
+    BACKOFF, CLIP, CONFIRM, EXIT, EXIT_SAMPLES, FIRST_SAMPLES, FLAT, GRADIENT, GRADIENT_ROUNDS,
+    HALF_RISE, HALF_SAMPLES, HALVED, HALVED_EARLY, HALVED_SAMPLES, KEEP, LARGE_RISE, LEAST_QUEUE,
+    LOOSE, MEASURE, MEASURE_ROUNDS, MEMORY, MOMENT_MOST, PROBE_ROUNDS, PROBE_SAMPLES,
+    REACHED_ROUNDS, REFUSED_PROBE, RUNS_KEPT, SETTLED, SOMETIMES, START, SURE, SUSPECT, TOLERANCE,
 };
 
 /// The adaptive [`Controller`]: finds how many workers a service takes before
@@ -149,9 +149,17 @@ use tuning::{
 /// figure may be of queued run times too. Each of these measurements at
 /// half is a full one, 32 samples and three rounds' worth (of 16, at σ 0.6,
 /// a capacity that a doubling met exactly was taken for a queue in a few
-/// runs in 200, and the unloaded run time set too low). Each second
-/// measurement costs a few rounds at half the limit; they come only after
-/// a rise's measurement that shows this much, or after such a doubling.
+/// runs in 200, and the unloaded run time set too low). A figure at half
+/// clearly lower, but within five standard errors, is measured again, as
+/// many samples, and the two taken together decide: where run times are
+/// skewed, a figure low by chance has a low spread with it, and passes for
+/// clearly lower more often than its standard errors say (at σ 0.6, in 1
+/// to 3 runs of 200, a full measurement at 16 came out 3.1 to 3.6 standard
+/// errors below the one at 32, the capacity passed for a queue, and the
+/// unloaded run time stayed a quarter too low). Each second measurement
+/// costs a few rounds at half the limit (a third, where it is measured
+/// again); they come only after a rise's measurement that shows this much,
+/// or after such a doubling.
 ///
 /// The round that showed the rise is then tested against what was measured:
 ///

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use super::figures::{Baseline, Seen, Served};
 use super::{
-    Aimd, Ended, FIRST_SAMPLES, FLAT, HALF_RISE, HALF_SAMPLES, KEEP, MEASURE, MEASURE_ROUNDS,
-    RUNS_KEPT, SURE, SUSPECT,
+    Aimd, CONFIRM, Ended, FIRST_SAMPLES, FLAT, HALF_RISE, HALF_SAMPLES, KEEP, MEASURE,
+    MEASURE_ROUNDS, RUNS_KEPT, SURE, SUSPECT,
 };
 
 /// A round that showed a clear rise over slow start's figure: its limit,
@@ -51,6 +51,9 @@ pub(super) struct Half {
     from: usize,
     /// The lowest limit known to queue, if any.
     queued: Option<usize>,
+    /// A first figure here, clearly lower than the one above: a second
+    /// confirms it.
+    first: Option<Baseline>,
 }
 
 /// A binding round of slow start: its limit, and what it served (all its
@@ -288,6 +291,7 @@ impl Aimd {
                         above: base,
                         from: limit,
                         queued: None,
+                        first: None,
                     };
                     self.measure(at, Measuring::Half(check), half, mean);
                     return;
@@ -299,8 +303,28 @@ impl Aimd {
                 above,
                 from,
                 queued,
+                first,
             })) => {
-                if !self.clear_above((&above, 1.0), (&base, 1.0), SURE) {
+                // A figure clearly lower, but within `CONFIRM` standard
+                // errors, is measured again, as many samples, and the two
+                // decide together: where run times are skewed, a figure low
+                // by chance has a low spread with it, and passes for one
+                // clearly lower more often than its standard errors say.
+                let base = first.map_or(base, |first| first.pooled(&base));
+                let clear = self.clear_above((&above, 1.0), (&base, 1.0), SURE);
+                let marginal = !self.clear_above((&above, 1.0), (&base, 1.0), CONFIRM);
+                if clear && marginal && first.is_none() {
+                    let check = Half {
+                        rise,
+                        above,
+                        from,
+                        queued,
+                        first: Some(base),
+                    };
+                    self.measure(at, Measuring::Half(check), limit, mean);
+                    return;
+                }
+                if !clear {
                     // No queue where it was measured before: that figure,
                     // of more samples, stands, and the limit goes back.
                     self.base = Some(above);
@@ -324,6 +348,7 @@ impl Aimd {
                         above: base,
                         from: limit,
                         queued: Some(from),
+                        first: None,
                     };
                     self.measure(at, Measuring::Half(check), half, mean);
                     return;
@@ -339,6 +364,7 @@ impl Aimd {
                     above: base,
                     from: limit,
                     queued: None,
+                    first: None,
                 };
                 self.measure(at, Measuring::Half(check), half, mean);
                 return;

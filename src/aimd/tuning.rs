@@ -37,6 +37,11 @@ pub(super) const HALF_RISE: f64 = 1.2;
 /// That second measurement takes a round's worth of samples, and at least
 /// this many (after a doubling that served no more, a full measurement).
 pub(super) const HALF_SAMPLES: usize = 16;
+/// A figure at half the limit clearly lower than the one above, but within
+/// this many standard errors of it, is measured again before it counts (at
+/// σ 0.6, the figures low by chance that passed were 3.1 to 3.6 standard
+/// errors below; a queue at a capacity of 2 or 3 is far beyond).
+pub(super) const CONFIRM: f64 = 5.0;
 /// A doubling of slow start that served less than this many times as many
 /// items a second as the limit below it (beyond three standard errors of a
 /// doubling's gain) shows that limit at or past the capacity.

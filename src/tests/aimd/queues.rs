@@ -4,7 +4,7 @@
 //! over two rounds, found to be noise, or shown by the rounds at one limit
 //! together; no queue of less than half an item; outliers (not a queue,
 //! however many) and completions slower than those in flight (not a queue
-//! either).
+//! either); a figure at half marginally lower, measured again.
 
 use std::time::Duration;
 
@@ -416,4 +416,29 @@ fn from_4_a_capacity_below_it_is_found() {
         );
         assert!(held.iter().filter(|&&limit| limit == capacity).count() > 45);
     }
+}
+
+#[test]
+fn a_figure_at_half_marginally_lower_is_measured_again_before_it_counts() {
+    // The rise at 64 is measured at 32: 10 and 30 ms in turn, 20 ms, clearly
+    // above slow start's figure (11.7 ms), so measured again at 16 ...
+    let (mut feed, rise) = Feed::rise_at_64(10, 15);
+    assert_eq!(rise.limit, 32);
+    for _ in 0..4 {
+        feed.round_of(10 * MS, 30 * MS, true);
+    }
+    assert_eq!(feed.limit(), 16);
+    // ... where a warm-up and a round's worth run 4 and 18 ms in turn, 11
+    // ms: 4.5 standard errors below 32's figure, clearly lower but within
+    // five. Measured again there, as many samples (the limit holds) ...
+    for _ in 0..2 {
+        assert_eq!(feed.round_of(4 * MS, 18 * MS, true).limit, 16);
+    }
+    // ... 10 and 30 ms, as at 32: the two together (15.5 ms) are not
+    // clearly lower. 32 did not queue: its figure, 20 ms, stands, and the
+    // rise at 64 (15 ms) shows no queue against it. Slow start goes on from
+    // 64.
+    let decided = feed.round_of(10 * MS, 30 * MS, true);
+    assert_eq!(decided.base, Some(Duration::from_millis(20)));
+    assert_eq!(decided.limit, 64);
 }
