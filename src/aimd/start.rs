@@ -286,14 +286,7 @@ impl Aimd {
                     None => self.above_slow_start(&base),
                 };
                 if half < limit && again {
-                    let check = Half {
-                        rise,
-                        above: base,
-                        from: limit,
-                        queued: None,
-                        first: None,
-                    };
-                    self.measure(at, Measuring::Half(check), half, mean);
+                    self.measure_half(at, rise, base, None, mean);
                     return;
                 }
                 (rise, None)
@@ -343,14 +336,7 @@ impl Aimd {
                     && !rise.refused
                     && !self.clear_above((&base, ratio), (&above, 1.0), SURE)
                 {
-                    let check = Half {
-                        rise,
-                        above: base,
-                        from: limit,
-                        queued: Some(from),
-                        first: None,
-                    };
-                    self.measure(at, Measuring::Half(check), half, mean);
+                    self.measure_half(at, rise, base, Some(from), mean);
                     return;
                 }
                 (rise, Some(from))
@@ -359,14 +345,8 @@ impl Aimd {
                 // As after a rise: the back-off left a queue standing, and
                 // half the limit tells. What was measured here stands for
                 // the round that showed the rise.
-                let check = Half {
-                    rise: Rise::refused_at(limit, &base, self.ceiling),
-                    above: base,
-                    from: limit,
-                    queued: None,
-                    first: None,
-                };
-                self.measure(at, Measuring::Half(check), half, mean);
+                let rise = Rise::refused_at(limit, &base, self.ceiling);
+                self.measure_half(at, rise, base, None, mean);
                 return;
             }
             _ => {
@@ -381,6 +361,28 @@ impl Aimd {
             let grown = self.grown(binds, twice);
             self.decide(at, grown, Some(mean), false);
         }
+    }
+
+    /// Measures again at half the limit, after `above` was measured here
+    /// (`queued`: the lowest limit known to queue, if any).
+    fn measure_half(
+        &mut self,
+        at: Duration,
+        rise: Rise,
+        above: Baseline,
+        queued: Option<usize>,
+        mean: f64,
+    ) {
+        let from = self.limit;
+        let check = Half {
+            rise,
+            above,
+            from,
+            queued,
+            first: None,
+        };
+        let half = from.div_ceil(2).max(self.min);
+        self.measure(at, Measuring::Half(check), half, mean);
     }
 
     /// Tests the round that showed a rise against the measured figure: if it
