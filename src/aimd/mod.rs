@@ -92,11 +92,18 @@ use tuning::{
 /// taken against their median (a slow item or two among few samples would
 /// lift a mean past any outlier test). That figure favours the fast items, so
 /// it only ends slow start: once it holds 16 samples, a round whose queue
-/// against it exceeds one and a half standard errors is a *rise* (a doubling
-/// past the capacity costs refusals; a rise that was none costs only the
-/// measurement below); before, only a mean 40 % or more above it, and beyond
-/// three standard errors (a few fast items make a low figure, and its spread
-/// is not known yet). Slow start also ends at a round that does not bind (the
+/// against it exceeds three standard errors is a *rise*, and so is one
+/// beyond one and a half if the next round at its limit (all of it in
+/// flight there) is beyond them too: a doubling past the capacity costs a
+/// queue or refusals, and a rise that was none costs the measurement below
+/// and the climb back, many run times on a slow or large service. A rise
+/// so confirmed is taken as its first
+/// round showed it: the second, all of it at the limit, shows a run time
+/// that rises with the load (a shared processor, a pool) in full, and the
+/// measurement below would take that for a queue. Before the figure holds
+/// 16 samples, only a mean 40 % or more above it counts, and beyond three
+/// standard errors (a few fast items make a low figure, and its spread is
+/// not known yet). Slow start also ends at a round that does not bind (the
 /// source, not the limit, holds the load back), and at back-pressure. A
 /// doubling takes effect one completion at a time (each starts two items),
 /// and by no more than 32 items in one moment (completions with the same
@@ -518,6 +525,9 @@ pub struct Aimd {
     step: usize,
     /// The last round showed a queue, to be confirmed by this one.
     suspect: Option<Seen>,
+    /// A round of slow start rose within three standard errors: the next
+    /// round at its limit confirms it. That round, and its queue.
+    marginal: Option<(Ended, f64)>,
     /// The round whose queue began the cuts since the limit was last higher,
     /// and what the rounds at half its limit or less showed since.
     cuts: Option<Cuts>,
@@ -634,6 +644,7 @@ impl Aimd {
             held: 0,
             step: 1,
             suspect: None,
+            marginal: None,
             cuts: None,
             burst: None,
             refusals: Refusals::new(max),

@@ -31,6 +31,7 @@ impl Aimd {
             // and a ceiling one refusal set is checked unless something
             // else moved the limit first.
             self.suspect = None;
+            self.marginal = None;
             if !overload {
                 self.burst = None;
                 self.recheck = false;
@@ -156,7 +157,7 @@ impl Aimd {
             // first figure.
             self.keep_pending();
             self.base = Baseline::of_runs(&self.runs, &mut self.scratch, self.limit);
-            self.provisional_round(ended, 0.0, f64::INFINITY);
+            self.provisional_round(ended, 0.0, f64::INFINITY, f64::INFINITY);
             return;
         };
         let queue = base.queue(in_flight, mean);
@@ -184,9 +185,9 @@ impl Aimd {
         }
         if self.provisional {
             // A rise against slow start's figure: beyond one and a half
-            // standard errors (a doubling past the capacity costs refusals, a
-            // rise that was none only a measurement), once the figure has its
-            // samples; before, only a large one (the noise of a few items).
+            // standard errors once the figure has its samples (within three,
+            // if the next round shows it too: `provisional_round`); before,
+            // only a large one (the noise of a few items).
             // After back-pressure ended slow start, beyond three: each round
             // follows a warm-up and shows the mean run time as it is, while
             // the figure, from slow start's rounds, favours the fast items.
@@ -197,7 +198,7 @@ impl Aimd {
             } else {
                 (SURE * error).max(floor)
             };
-            self.provisional_round(ended, queue, rise);
+            self.provisional_round(ended, queue, rise, sure);
             return;
         }
         if self.gradient_round(&ended, settled) {

@@ -127,7 +127,35 @@ impl Aimd {
     /// A round against slow start's figure, which favours the fast items
     /// (each of its rounds ends as the first of many new items complete):
     /// only a clear rise counts, and it is not cut by but measured.
-    pub(super) fn provisional_round(&mut self, ended: Ended, queue: f64, rise: f64) {
+    pub(super) fn provisional_round(&mut self, ended: Ended, queue: f64, rise: f64, sure: f64) {
+        let flat = self.flat_doubling(&ended);
+        let risen = queue > rise;
+        let marginal = self.marginal.take();
+        if risen && flat.is_none() && queue <= sure && self.slow_start && marginal.is_none() {
+            // A rise within three standard errors of a round of slow start,
+            // whose figure (a few rounds that favour the fast items) sits
+            // low: a round that ran long by chance would cost a measurement
+            // below and the climb back, many run times on a slow or large
+            // service. The next round at this limit confirms it (a queue
+            // past the capacity stays), or the doubling goes on.
+            self.marginal = Some((ended, queue));
+            self.decide(ended.at, self.limit, Some(ended.seen.mean), false);
+            return;
+        }
+        // Confirmed, the rise is taken as it first showed: the second round,
+        // all of it in flight at this limit, shows a run time that rises
+        // with the load (a shared processor, a pool) in full, and its excess
+        // over the figure measured below would pass for a queue.
+        let (ended, queue) = match marginal {
+            Some((first, queue)) if risen => (
+                Ended {
+                    at: ended.at,
+                    ..first
+                },
+                queue,
+            ),
+            _ => (ended, queue),
+        };
         let Ended {
             at,
             seen,
@@ -137,8 +165,6 @@ impl Aimd {
             ..
         } = ended;
         self.same += 1;
-        let flat = self.flat_doubling(&ended);
-        let risen = queue > rise;
         if risen || flat.is_some() {
             // A clear rise: the limit comes down to what the service took by
             // slow start's figure (too low a figure takes it lower), and no

@@ -25,7 +25,8 @@ pub(super) const MEMORY: f64 = 512.0;
 /// The unloaded run time needs this many samples before a queue can count.
 pub(super) const FIRST_SAMPLES: f64 = 8.0;
 /// Slow start's figure needs this many samples before a rise ends slow start,
-/// and a rise must exceed this many standard errors.
+/// and a rise must exceed this many standard errors ([`SURE`] in one round,
+/// this many in two at the same limit).
 pub(super) const EXIT_SAMPLES: f64 = 16.0;
 pub(super) const EXIT: f64 = 1.5;
 /// Before, a rise must be this large, and beyond three standard errors.
