@@ -153,7 +153,11 @@ use tuning::{
 /// (there with no rise; with one, where slow start's figure said the
 /// service took as many) is measured again at half whatever it shows: the
 /// doubling showed that limit at or past the capacity, and slow start's
-/// figure may be of queued run times too. Each of these measurements at
+/// figure may be of queued run times too. Measured lower, a figure over
+/// 1.2 times slow start's is measured again at half however few standard
+/// errors it is above: a figure of queued run times varies as they do,
+/// and its spread hid the queue (a capacity of 2, measured at 7 on 54 ms
+/// against slow start's 41, held there). Each of these measurements at
 /// half is a full one, 32 samples and three rounds' worth (of 16, at σ 0.6,
 /// a capacity that a doubling met exactly was taken for a queue in a few
 /// runs in 200, and the unloaded run time set too low). A figure at half
@@ -316,8 +320,9 @@ use tuning::{
 /// refusal alone set is tried again after one round with no queue; a probe
 /// of a level that passes with no back-pressure shows the refusal came
 /// whatever the load: the level goes, and slow start goes on if that
-/// refusal ended it (unless a rise was measured since, which decides). A rise that the measurement does not confirm restores
-/// the ceiling back-pressure set before it.
+/// refusal ended it (unless a rise was measured since, which decides). A
+/// rise that the measurement does not confirm restores the ceiling
+/// back-pressure set before it.
 ///
 /// **The unloaded run time**, once measured, learns (over about 512 samples)
 /// only from settled rounds with no queue at a limit no higher than where it

@@ -306,9 +306,12 @@ impl Aimd {
                 // there; with one, where slow start's figure said the
                 // service took as many): the doubling showed that limit at
                 // or past the capacity, and slow start's figure may be of
-                // queued run times too.
+                // queued run times too. Measured lower, a figure above
+                // slow start's by 1.2 times is measured again however few
+                // standard errors: a figure of queued run times varies as
+                // they do, and its spread would hide any queue.
                 let again = match rise.flat {
-                    Some(below) => limit >= below,
+                    Some(below) => limit >= below || self.above_slow_start_by(&base, 0.0),
                     None => self.above_slow_start(&base),
                 };
                 if half < limit && again {
@@ -463,8 +466,13 @@ impl Aimd {
     /// the fast items, so less is no news), as a queue where it was
     /// measured would make it.
     fn above_slow_start(&self, measured: &Baseline) -> bool {
+        self.above_slow_start_by(measured, SUSPECT)
+    }
+
+    /// The same, beyond `errors` standard errors of both.
+    fn above_slow_start_by(&self, measured: &Baseline, errors: f64) -> bool {
         self.base
-            .is_some_and(|slow| self.clear_above((measured, 1.0), (&slow, HALF_RISE), SUSPECT))
+            .is_some_and(|slow| self.clear_above((measured, 1.0), (&slow, HALF_RISE), errors))
     }
 
     /// Whether `high`'s mean, times `scale`, is above `low`'s by more than the

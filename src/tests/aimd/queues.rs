@@ -1,10 +1,12 @@
-//! Rises and queues: a rise only once slow start's figure has its samples,
-//! held a round when within three standard errors, measured below it, confirmed or not (slow start goes on); the warm-up after
-//! a change; a queue cut to what the service took, a small queue confirmed
-//! over two rounds, found to be noise, or shown by the rounds at one limit
-//! together; no queue of less than half an item; outliers (not a queue,
-//! however many) and completions slower than those in flight (not a queue
-//! either); a figure at half marginally lower, measured again.
+//! Rises and queues: a rise only once slow start's figure has its samples, held
+//! a round when within three standard errors, measured below it, confirmed or
+//! not (slow start goes on); the warm-up after a change; a queue cut to what
+//! the service took, a small queue confirmed over two rounds, found to be
+//! noise, or shown by the rounds at one limit together; no queue of less than
+//! half an item; outliers (not a queue, however many) and completions slower
+//! than those in flight (not a queue either); a figure at half marginally
+//! lower, measured again; after a doubling that served no more, a figure
+//! measured below it and above slow start's, measured again at half.
 
 use std::time::Duration;
 
@@ -470,4 +472,49 @@ fn a_figure_at_half_marginally_lower_is_measured_again_before_it_counts() {
     let decided = feed.round_of(10 * MS, 30 * MS, true);
     assert_eq!(decided.base, Some(Duration::from_millis(20)));
     assert_eq!(decided.limit, 64);
+}
+
+#[test]
+fn after_a_doubling_that_served_no_more_a_figure_measured_below_it_is_measured_again_at_half() {
+    // A service that takes 2 at a time, 10 ms each, and queues the rest;
+    // slow start's rounds, which end as the first of their items complete,
+    // showed 20 and 25 ms at 4 and 8 (their items started before each
+    // doubling, 10 ms). The doubling to 16 (56 ms) served no more than 8
+    // did, and rose above slow start's figure (18.3 ms), by which the
+    // service took 5: measured there, 25 ms, 1.5 times that figure by then
+    // (16.7 ms: the items of the rise's round started before its doubling
+    // count) but within two standard errors of it (a figure of queued run
+    // times varies as they do). The doubling showed that figure may be of
+    // queued run times: a measured one 1.2 times above it (and the
+    // tolerance), however few standard errors, is measured again at half, at 3 (a warm-up, a
+    // round, then a round's worth), which queues too, then at 2, then at 1,
+    // where the run time is no lower: it settles at 2 on 10 ms, probing 3
+    // now and then. (Before, only a measurement at or above 8, the limit
+    // below the doubling, went on to half, and this one held at 5 on 25 ms
+    // for good.)
+    let to_5 = || {
+        let mut feed = Feed::new(Aimd::new(1, 256));
+        assert_eq!(feed.round(20).limit, 8);
+        assert_eq!(feed.doubled_round(25).limit, 16);
+        assert_eq!(feed.doubled_round(56).limit, 5);
+        feed
+    };
+    let mut feed = to_5();
+    let limits: Vec<_> = (0..150).map(|_| feed.serving(2, 10).limit).collect();
+    assert_eq!(&limits[..8], [5, 5, 5, 5, 5, 5, 5, 3], "{limits:?}");
+    assert_eq!(feed.last().base, Some(Duration::from_millis(10)));
+    let held = &limits[100..];
+    assert!(
+        held.iter().all(|&limit| limit == 2 || limit == 3),
+        "{limits:?}"
+    );
+    assert!(held.iter().filter(|&&limit| limit == 2).count() > 45);
+    // At the bound: 21 ms is above 16.7 x 1.2 x 1.02 (20.4), 20 is not,
+    // and stands.
+    let measured = |ms: u64| {
+        let mut feed = to_5();
+        (0..8).map(|_| feed.round(ms).limit).collect::<Vec<_>>()
+    };
+    assert_eq!(measured(21)[7], 3);
+    assert!(measured(20).iter().all(|&limit| limit >= 5));
 }
