@@ -145,8 +145,9 @@ use tuning::{
 /// figure clearly lower (beyond the tolerance and
 /// three standard errors) shows a queue at the limit above, and half again
 /// is measured unless the figure above is clearly below this one times the
-/// ratio of the two limits (what a queue at both would make it), down to
-/// `min`; the first figure not clearly lower than the one above leaves that
+/// ratio of the two limits (what a queue at both would make it) by 1.2
+/// times (a figure at the higher limit comes out low, its rounds ending as
+/// their first items complete), down to `min`; the first figure not clearly lower than the one above leaves that
 /// one standing, and the limit goes back to where it was measured. The
 /// lowest limit found to queue caps the ceiling below. After a doubling
 /// that served no more, a figure measured at the limit below it or higher
