@@ -86,30 +86,28 @@ use tuning::{
 /// processor or a pool the requests share), not a capacity, and cutting for
 /// it costs throughput.
 ///
-/// **Slow start** doubles the limit while rounds bind and show no rise.
-/// Its figure of the unloaded run time is every run time it saw (its rounds,
-/// and the items a round leaves out, which ran under the old limit), outliers
-/// taken against their median (a slow item or two among few samples would
-/// lift a mean past any outlier test). That figure favours the fast items, so
-/// it only ends slow start: once it holds 16 samples, a round whose queue
-/// against it exceeds three standard errors is a *rise*, and so is one
-/// beyond one and a half if the next round at its limit (all of it in
-/// flight there) is beyond them too: a doubling past the capacity costs a
-/// queue or refusals, and a rise that was none costs the measurement below
-/// and the climb back, many run times on a slow or large service. A rise
-/// so confirmed is taken as its first
-/// round showed it: the second, all of it at the limit, shows a run time
-/// that rises with the load (a shared processor, a pool) in full, and the
-/// measurement below would take that for a queue. Before the figure holds
-/// 16 samples, only a mean 40 % or more above it counts, and beyond three
-/// standard errors (a few fast items make a low figure, and its spread is
-/// not known yet). Slow start also ends at a round that does not bind (the
-/// source, not the limit, holds the load back), and at back-pressure. A
-/// doubling takes effect one completion at a time (each starts two items),
-/// and by no more than 32 items in one moment (completions with the same
-/// clock reading): where completions all come at once, as with a timer's
-/// tick, the whole doubling would otherwise start before any refusal of it
-/// comes back.
+/// **Slow start** doubles the limit while rounds bind and show no rise. Its
+/// figure of the unloaded run time is every run time it saw (its rounds, and
+/// the items a round leaves out, which ran under the old limit), outliers taken
+/// against their median (a slow item or two among few samples would lift a mean
+/// past any outlier test). That figure favours the fast items, so it only ends
+/// slow start: once it holds 16 samples, a round whose queue against it exceeds
+/// three standard errors is a *rise*, and so is one beyond one and a half if
+/// the next round at its limit (all of it in flight there) is beyond them too:
+/// a doubling past the capacity costs a queue or refusals, and a rise that was
+/// none costs the measurement below and the climb back, many run times on a
+/// slow or large service. A rise so confirmed is taken as its first round
+/// showed it: the second, all of it at the limit, shows a run time that rises
+/// with the load (a shared processor, a pool) in full, and the measurement
+/// below would take that for a queue. Before the figure holds 16 samples, only
+/// a mean 40 % or more above it counts, and beyond three standard errors (a few
+/// fast items make a low figure, and its spread is not known yet). Slow start
+/// also ends at a round that does not bind (the source, not the limit, holds
+/// the load back), and at back-pressure. A doubling takes effect one completion
+/// at a time (each starts two items), and by no more than 32 items in one
+/// moment (completions with the same clock reading): where completions all come
+/// at once, as with a timer's tick, the whole doubling would otherwise start
+/// before any refusal of it comes back.
 ///
 /// Where every round of slow start queues (a capacity below the start),
 /// its figure is of queued run times, and no round rises above it. What
@@ -134,44 +132,42 @@ use tuning::{
 /// median. (When slow start ended because the source held the load back, the
 /// source sets the load, and the limit grows as below while it measures.)
 ///
-/// Slow start may have passed the limit it measures at with rounds too short
-/// to show a queue there (a capacity of 2 or 3, where a round is a few
-/// samples), and a queue taken for the unloaded run time would stay: nothing
-/// below that limit would be tried again. So a measured figure over 1.2
-/// times slow start's (which favours the fast items, so less is no news) and
-/// beyond two standard errors of both is measured again at half the limit,
-/// after the warm-up and a round, from a round's worth of samples (at least
-/// 16: it only tells whether the run time fell with the limit). There, a
-/// figure clearly lower (beyond the tolerance and
-/// three standard errors) shows a queue at the limit above, and half again
-/// is measured unless the figure above is clearly below this one times the
-/// ratio of the two limits (what a queue at both would make it) by 1.2
-/// times (a figure at the higher limit comes out low, its rounds ending as
-/// their first items complete), down to `min`; the first figure not clearly lower than the one above leaves that
-/// one standing, and the limit goes back to where it was measured. The
-/// lowest limit found to queue caps the ceiling below. After a doubling
-/// that served no more, a figure measured at the limit below it or higher
-/// (there with no rise; with one, where slow start's figure said the
-/// service took as many) is measured again at half whatever it shows: the
-/// doubling showed that limit at or past the capacity, and slow start's
-/// figure may be of queued run times too. Measured lower, a figure over
-/// 1.2 times slow start's is measured again at half however few standard
-/// errors it is above: a figure of queued run times varies as they do,
-/// and its spread hid the queue (a capacity of 2, measured at 7 on 54 ms
-/// against slow start's 41, held there). Each of these measurements at
-/// half is a full one, 32 samples and three rounds' worth (of 16, at σ 0.6,
-/// a capacity that a doubling met exactly was taken for a queue in a few
-/// runs in 200, and the unloaded run time set too low). A figure at half
-/// clearly lower, but within five standard errors, is measured again, as
-/// many samples, and the two taken together decide: where run times are
-/// skewed, a figure low by chance has a low spread with it, and passes for
-/// clearly lower more often than its standard errors say (at σ 0.6, in 1
-/// to 3 runs of 200, a full measurement at 16 came out 3.1 to 3.6 standard
-/// errors below the one at 32, the capacity passed for a queue, and the
-/// unloaded run time stayed a quarter too low). Each second measurement
-/// costs a few rounds at half the limit (a third, where it is measured
-/// again); they come only after a rise's measurement that shows this much,
-/// or after such a doubling.
+/// Slow start may have passed the limit it measures at with rounds too short to
+/// show a queue there (a capacity of 2 or 3, where a round is a few samples),
+/// and a queue taken for the unloaded run time would stay: nothing below that
+/// limit would be tried again. So a measured figure over 1.2 times slow start's
+/// (which favours the fast items, so less is no news) and beyond two standard
+/// errors of both is measured again at half the limit, after the warm-up and a
+/// round, from a round's worth of samples (at least 16: it only tells whether
+/// the run time fell with the limit). There, a figure clearly lower (beyond the
+/// tolerance and three standard errors) shows a queue at the limit above, and
+/// half again is measured unless the figure above is clearly below this one
+/// times the ratio of the two limits (what a queue at both would make it) by
+/// 1.2 times (a figure at the higher limit comes out low, its rounds ending as
+/// their first items complete), down to `min`; the first figure not clearly
+/// lower than the one above leaves that one standing, and the limit goes back
+/// to where it was measured. The lowest limit found to queue caps the ceiling
+/// below. After a doubling that served no more, a figure measured at the limit
+/// below it or higher (there with no rise; with one, where slow start's figure
+/// said the service took as many) is measured again at half whatever it shows:
+/// the doubling showed that limit at or past the capacity, and slow start's
+/// figure may be of queued run times too. Measured lower, a figure over 1.2
+/// times slow start's is measured again at half however few standard errors it
+/// is above: a figure of queued run times varies as they do, and its spread hid
+/// the queue (a capacity of 2, measured at 7 on 54 ms against slow start's 41,
+/// held there). Each of these measurements at half is a full one, 32 samples
+/// and three rounds' worth (of 16, at σ 0.6, a capacity that a doubling met
+/// exactly was taken for a queue in a few runs in 200, and the unloaded run
+/// time set too low). A figure at half clearly lower, but within five standard
+/// errors, is measured again, as many samples, and the two taken together
+/// decide: where run times are skewed, a figure low by chance has a low spread
+/// with it, and passes for clearly lower more often than its standard errors
+/// say (at σ 0.6, in 1 to 3 runs of 200, a full measurement at 16 came out 3.1
+/// to 3.6 standard errors below the one at 32, the capacity passed for a queue,
+/// and the unloaded run time stayed a quarter too low). Each second measurement
+/// costs a few rounds at half the limit (a third, where it is measured again);
+/// they come only after a rise's measurement that shows this much, or after
+/// such a doubling.
 ///
 /// The round that showed the rise is then tested against what was measured:
 ///

@@ -145,7 +145,10 @@ impl Aimd {
         // Confirmed, the rise is taken as it first showed: the second round,
         // all of it in flight at this limit, shows a run time that rises
         // with the load (a shared processor, a pool) in full, and its excess
-        // over the figure measured below would pass for a queue.
+        // over the figure measured below would pass for a queue. Whether the
+        // doubling served no more (`flat`) stays the second round's verdict,
+        // on a round all at this limit: it tells of the limit below,
+        // whichever round showed the rise.
         let (ended, queue) = match marginal {
             Some((first, queue)) if risen => (
                 Ended {

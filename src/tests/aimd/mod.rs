@@ -105,13 +105,18 @@ impl Feed {
     /// completions are of items started before it, which ran 10 ms under the
     /// old limit; the round's own, started after it, run `ms` each.
     fn doubled_round(&mut self, ms: u64) -> Decision {
+        self.doubled_round_of(ms * MS)
+    }
+
+    /// The same, the round's own samples `run` microseconds each.
+    fn doubled_round_of(&mut self, run: u64) -> Decision {
         let doubled = self.now;
         let limit = self.limit();
         for i in 0..limit as u64 / 2 {
             self.aimd
                 .sample(&sample(doubled - 5 * MS + i, 10 * MS, true, false, limit));
         }
-        self.until_decision(|_, i| sample(doubled + i as u64, ms * MS, true, false, limit))
+        self.until_decision(|_, i| sample(doubled + i as u64, run, true, false, limit))
     }
 
     /// A round of 10 ms samples, one in `every` of which reached the limit.

@@ -94,6 +94,28 @@ fn a_rise_within_three_standard_errors_in_slow_start_waits_for_the_next_round() 
 }
 
 #[test]
+fn a_rise_in_slow_start_acts_at_once_just_past_three_standard_errors() {
+    // The rule's slow start, at the bound between a rise held for a second
+    // round and one that acts at once: three standard errors, here 2.1
+    // items (0.7 each) against the figure's 11 ms at 16, which 12.66 ms
+    // makes. Just within, 12.6 ms (2.03 waiting, 2.9 standard errors), the
+    // round is held at 16; just past, 12.7 ms (2.14, 3.06), slow start ends
+    // at once and the rise is measured at 8.
+    let at_16 = || {
+        let mut feed = Feed::new(Aimd::new(1, 256).starting_at(4));
+        assert_eq!(feed.round(10).limit, 8);
+        assert_eq!(feed.doubled_round(13).limit, 16);
+        feed
+    };
+    let held = at_16().doubled_round_of(12_600);
+    assert_eq!(held.limit, 16);
+    assert_eq!(held.base, Some(Duration::from_millis(11)));
+    let sure = at_16().doubled_round_of(12_700);
+    assert_eq!(sure.limit, 8);
+    assert_eq!(sure.mean_run, Some(Duration::from_micros(12_700)));
+}
+
+#[test]
 fn a_rise_the_measured_figure_does_not_show_resumes_slow_start() {
     // Slow start's rounds favour the fast items: they show 8 ms where the
     // service's run time is 12. 12 ms at 64 is a rise against 8 (21
