@@ -325,7 +325,17 @@ use tuning::{
 /// only from settled rounds with no queue at a limit no higher than where it
 /// was measured or learned: above, a queue within the noise could hide, and
 /// learning there would let it creep up with the load. A settled round faster
-/// than it by more than the noise teaches it wherever it comes.
+/// than it by more than the noise teaches it wherever it comes, unless it
+/// binds above where the figure was measured or learned and runs 1.4 times
+/// faster or more: the run time fell (a cache warmed up), and learned there
+/// it would keep any queue at that limit as unloaded (a cache of 16 that
+/// warmed up at 24 learned the queued run time, and the limit stood at 32
+/// for good). The first such round holds the limit; a second at the same
+/// limit has both measured again at half the limit, a full measurement, as
+/// after back-pressure: clearly lower there (beyond the tolerance and three
+/// standard errors), it shows the queue, stands, and what the service took
+/// at the limit above by it sets the ceiling; else the faster figure stands
+/// and the limit goes back.
 ///
 /// **A run time that moved.** The first round whose mean run time showed a
 /// queue and cut the limit is remembered while the limit stays at or below
@@ -527,6 +537,10 @@ pub struct Aimd {
     step: usize,
     /// The last round showed a queue, to be confirmed by this one.
     suspect: Option<Seen>,
+    /// A settled round that binds ran faster than the unloaded run time by
+    /// 1.4 times, above where that was measured: the next settled round at
+    /// this limit confirms it.
+    falling: Option<Seen>,
     /// A round of slow start rose within three standard errors: the next
     /// round at its limit confirms it. That round, and its queue.
     marginal: Option<(Ended, f64)>,
@@ -646,6 +660,7 @@ impl Aimd {
             held: 0,
             step: 1,
             suspect: None,
+            falling: None,
             marginal: None,
             cuts: None,
             burst: None,

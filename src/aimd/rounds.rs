@@ -32,6 +32,7 @@ impl Aimd {
             // else moved the limit first.
             self.suspect = None;
             self.marginal = None;
+            self.falling = None;
             if !overload {
                 self.burst = None;
                 self.recheck = false;
@@ -231,11 +232,20 @@ impl Aimd {
             if self.cuts.is_none_or(|cuts| mean < cuts.midpoint(&base)) {
                 self.cuts = None;
             }
-            self.learn(&seen, suspect, settled, queue < -threshold);
+            // Faster by much, above where the figure was measured: the run
+            // time fell, and is measured at half the limit rather than
+            // learned here, where a queue would hide in it (`start.rs`).
+            let faster = queue < -threshold;
+            if self.fell(&seen, at, faster && settled && binds_now) {
+                return;
+            }
+            self.learn(&seen, suspect, settled, faster);
             let grown = self.grown(binds_now, twice);
             self.decide(at, grown, Some(mean), false);
             return;
         }
+        // A queue: no fall to confirm.
+        self.falling = None;
         if queue <= sure && suspect.is_none() && !pooled {
             // Within three standard errors: it counts if the next round shows
             // it too.

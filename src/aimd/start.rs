@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::figures::{Baseline, Seen, Served};
 use super::{
-    Aimd, CONFIRM, Ended, FIRST_SAMPLES, FLAT, HALF_RISE, HALF_SAMPLES, KEEP, MEASURE,
+    Aimd, CONFIRM, Ended, FIRST_SAMPLES, FLAT, HALF_RISE, HALF_SAMPLES, KEEP, LARGE_RISE, MEASURE,
     MEASURE_ROUNDS, RUNS_KEPT, SURE, SUSPECT,
 };
 
@@ -22,7 +22,8 @@ pub(super) struct Rise {
     ceiling: Option<usize>,
     /// Its doubling served hardly more than the limit below it: that limit.
     flat: Option<usize>,
-    /// Back-pressure, not a rise, ended slow start: it does not go on.
+    /// Back-pressure, not a rise, ended slow start (or slow start was over,
+    /// and the run time fell): it does not go on.
     refused: bool,
 }
 
@@ -67,7 +68,8 @@ pub(super) struct Gained {
 impl Rise {
     /// Back-pressure that ended slow start, and the figure measured where it
     /// backed off (`limit`) standing for a rise's round: below the ceiling
-    /// the refusals set.
+    /// the refusals set. (Or the rounds that ran faster where the run time
+    /// fell, and the ceiling then.)
     #[allow(clippy::cast_precision_loss)]
     fn refused_at(limit: usize, measured: &Baseline, ceiling: Option<usize>) -> Self {
         Self {
@@ -420,6 +422,39 @@ impl Aimd {
         };
         let half = from.div_ceil(2).max(self.min);
         self.measure(at, Measuring::Half(check), half, mean);
+    }
+
+    /// A settled round that binds, faster than the unloaded run time by 1.4
+    /// times at a limit above where that was measured or learned
+    /// (`candidate`: settled, binding, faster beyond the noise): the run time
+    /// fell, and learned there it would keep any queue at this limit as
+    /// unloaded (a cache that warmed up past its capacity). The first such
+    /// round holds the limit; the second has both measured again at half
+    /// the limit, as a figure that stands above slow start's after
+    /// back-pressure: whether the run time falls with the limit tells.
+    /// Whether it decided the round.
+    pub(super) fn fell(&mut self, seen: &Seen, at: Duration, candidate: bool) -> bool {
+        let limit = self.limit;
+        let half = limit.div_ceil(2).max(self.min);
+        let falls = candidate
+            && !self.slow_start
+            && half < limit
+            && self
+                .base
+                .is_some_and(|base| limit > base.at && seen.mean * LARGE_RISE <= base.mean);
+        if !falls {
+            self.falling = None;
+            return false;
+        }
+        let Some(first) = self.falling.take() else {
+            self.falling = Some(*seen);
+            self.decide(at, limit, Some(seen.mean), false);
+            return true;
+        };
+        let above = Baseline::new(&first.pooled(seen), limit);
+        let rise = Rise::refused_at(limit, &above, self.ceiling);
+        self.measure_half(at, rise, above, None, seen.mean);
+        true
     }
 
     /// Tests the round that showed a rise against the measured figure: if it

@@ -564,3 +564,36 @@ fn a_queue_at_half_that_fell_less_than_in_proportion_is_measured_again_below() {
     assert_eq!(at_16(12_200), 8);
     assert!(at_16(12_300) > 8);
 }
+
+#[test]
+fn a_run_time_that_fell_above_where_it_was_measured_is_measured_again_at_half() {
+    // The rule's unloaded run time: two settled rounds in a row 1.4 times
+    // faster than it, at a limit above where it was measured, are measured
+    // again at half the limit. A service of 24 at 20 ms, its unloaded run
+    // time measured at 8, grows to 25 (a queue of one) ...
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(4));
+    feed.settle_at(8, 20, 20);
+    let grown: Vec<_> = (0..12).map(|_| feed.serving(24, 20).limit).collect();
+    assert_eq!(grown.last(), Some(&25), "{grown:?}");
+    // ... when its run time falls to 5 ms (a cache warmed up). At 26 the
+    // rounds run 5.4 ms, a queue of one in them: learned as the unloaded
+    // run time, it would hide that queue, and the limit would climb past
+    // it (to 58 and back to 55, on the rule before). The round at 25
+    // grows the limit, the first at 26 is not settled (it follows the
+    // change), the first settled one is held, and the second is measured
+    // again at 13 ...
+    for _ in 0..3 {
+        assert_eq!(feed.serving(24, 5).limit, 26);
+    }
+    let half = feed.serving(24, 5);
+    assert_eq!(
+        (half.limit, half.base),
+        (13, Some(Duration::from_millis(20)))
+    );
+    let measured: Vec<_> = (0..10).map(|_| feed.serving(24, 5)).collect();
+    // ... where it runs 5 ms, clearly less: 26 queued, and the limit grows
+    // back to the capacity and holds there.
+    let last = measured.last().expect("rounds");
+    assert_eq!(last.base, Some(Duration::from_millis(5)));
+    assert_eq!(last.limit, 24, "{measured:?}");
+}
