@@ -4,11 +4,12 @@
 //! Files by concern: this one holds the type and its builder; `sample.rs`
 //! what each sample does; `rounds.rs` a round's end and each decision;
 //! `growth.rs` growth after a round with no queue; `start.rs` slow start and
-//! the measurement of the unloaded run time; `moved.rs` a run time that
-//! moved; `gradient.rs` a run time that rises with the load (probes of a
-//! quarter more); `overload.rs` back-pressure; `refusals.rs` refusals judged
-//! against the limit; `figures.rs` what rounds show; `history.rs` the record
-//! of decisions; `tuning.rs` the rule's constants.
+//! the measurements of the unloaded run time (after a rise, back-pressure or
+//! a fall); `moved.rs` a run time that moved; `gradient.rs` a run time that
+//! rises with the load (probes of a quarter more); `overload.rs`
+//! back-pressure; `refusals.rs` refusals judged against the limit;
+//! `figures.rs` what rounds show; `history.rs` the record of decisions;
+//! `tuning.rs` the rule's constants.
 
 mod figures;
 mod gradient;

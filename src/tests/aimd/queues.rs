@@ -597,3 +597,45 @@ fn a_run_time_that_fell_above_where_it_was_measured_is_measured_again_at_half() 
     assert_eq!(last.base, Some(Duration::from_millis(5)));
     assert_eq!(last.limit, 24, "{measured:?}");
 }
+
+#[test]
+fn a_run_time_that_fell_counts_from_exactly_1_4_times() {
+    // The rule's unloaded run time, at the bound of a fall: 1.4 times the
+    // figure of 20 ms is 14.29 ms. A service measured at 8 grows to 25, then
+    // runs 14.25 ms (1.404 times faster): held at 26, measured again at 13.
+    // At 14.32 ms (1.397 times) the rounds are learned, and at 14.25 ms in
+    // rounds that do not bind (the source holds the load back, so no queue
+    // of the limit's making can hide in them) too, and at the limit where
+    // the figure was measured.
+    let after_growth = || {
+        let mut feed = Feed::new(Aimd::new(1, 256).starting_at(4));
+        feed.settle_at(8, 20, 20);
+        for _ in 0..12 {
+            feed.serving(24, 20);
+        }
+        assert_eq!(feed.limit(), 25);
+        feed
+    };
+    let rounds = |run: u64, binds: bool| {
+        let mut feed = after_growth();
+        (0..4)
+            .map(|_| feed.round_of(run, run, binds))
+            .map(|decision| (decision.limit, decision.base.map(|base| base.as_micros())))
+            .collect::<Vec<_>>()
+    };
+    let fell = rounds(14_250, true);
+    assert_eq!(fell[3], (13, Some(20_000)), "{fell:?}");
+    let learned = rounds(14_320, true);
+    assert!(learned[2].1 < Some(20_000), "{learned:?}");
+    assert!(learned.iter().all(|&(limit, _)| limit == 26), "{learned:?}");
+    let loose = rounds(14_250, false);
+    assert!(loose[2].1 < Some(20_000), "{loose:?}");
+    assert!(loose.iter().all(|&(limit, _)| limit >= 25), "{loose:?}");
+    // At the limit the figure was measured at (8), not above it, the first
+    // such round teaches the figure at once.
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(4));
+    feed.settle_at(8, 20, 20);
+    let at_8 = feed.round_of(14_250, 14_250, true);
+    assert_eq!(at_8.limit, 8);
+    assert!(at_8.base < Some(Duration::from_millis(20)), "{at_8:?}");
+}
