@@ -134,6 +134,27 @@ impl Feed {
         })
     }
 
+    /// From a start at 4, slow start to 16: a round of 10 ms at 4, then one of
+    /// 13 ms right after the doubling to 8.
+    fn slow_start_to_16() -> Self {
+        let mut feed = Feed::new(Aimd::new(1, 256).starting_at(4));
+        assert_eq!(feed.round(10).limit, 8);
+        assert_eq!(feed.doubled_round(13).limit, 16);
+        feed
+    }
+
+    /// A service of 24 at 20 ms, its unloaded run time measured at 8, grown
+    /// to 25 (a queue of one).
+    fn grown_past_24() -> Self {
+        let mut feed = Feed::new(Aimd::new(1, 256).starting_at(4));
+        feed.settle_at(8, 20, 20);
+        for _ in 0..12 {
+            feed.serving(24, 20);
+        }
+        assert_eq!(feed.limit(), 25);
+        feed
+    }
+
     /// From 1, slow start to 64 on rounds of `start` ms, then a round of
     /// `rise` ms there, and its decision.
     fn rise_at_64(start: u64, rise: u64) -> (Self, Decision) {

@@ -70,9 +70,7 @@ fn a_rise_within_three_standard_errors_in_slow_start_waits_for_the_next_round() 
     // but within three is held at its limit for one more round, which
     // confirms it or lets the doubling go on.
     let to_16 = || {
-        let mut feed = Feed::new(Aimd::new(1, 256).starting_at(4));
-        assert_eq!(feed.round(10).limit, 8);
-        assert_eq!(feed.doubled_round(13).limit, 16);
+        let mut feed = Feed::slow_start_to_16();
         // At 16, 12 ms against the figure's 11 (varying by 1.4): 16 x
         // (1 - 11/12) = 1.3 waiting, 1.9 standard errors (0.7 each). Under
         // three (13 ms, 3.5, ends slow start at once: the test above): held.
@@ -101,16 +99,10 @@ fn a_rise_in_slow_start_acts_at_once_just_past_three_standard_errors() {
     // makes. Just within, 12.6 ms (2.03 waiting, 2.9 standard errors), the
     // round is held at 16; just past, 12.7 ms (2.14, 3.06), slow start ends
     // at once and the rise is measured at 8.
-    let at_16 = || {
-        let mut feed = Feed::new(Aimd::new(1, 256).starting_at(4));
-        assert_eq!(feed.round(10).limit, 8);
-        assert_eq!(feed.doubled_round(13).limit, 16);
-        feed
-    };
-    let held = at_16().doubled_round_of(12_600);
+    let held = Feed::slow_start_to_16().doubled_round_of(12_600);
     assert_eq!(held.limit, 16);
     assert_eq!(held.base, Some(Duration::from_millis(11)));
-    let sure = at_16().doubled_round_of(12_700);
+    let sure = Feed::slow_start_to_16().doubled_round_of(12_700);
     assert_eq!(sure.limit, 8);
     assert_eq!(sure.mean_run, Some(Duration::from_micros(12_700)));
 }
@@ -571,10 +563,7 @@ fn a_run_time_that_fell_above_where_it_was_measured_is_measured_again_at_half() 
     // faster than it, at a limit above where it was measured, are measured
     // again at half the limit. A service of 24 at 20 ms, its unloaded run
     // time measured at 8, grows to 25 (a queue of one) ...
-    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(4));
-    feed.settle_at(8, 20, 20);
-    let grown: Vec<_> = (0..12).map(|_| feed.serving(24, 20).limit).collect();
-    assert_eq!(grown.last(), Some(&25), "{grown:?}");
+    let mut feed = Feed::grown_past_24();
     // ... when its run time falls to 5 ms (a cache warmed up). At 26 the
     // rounds run 5.4 ms, a queue of one in them: learned as the unloaded
     // run time, it would hide that queue, and the limit would climb past
@@ -607,17 +596,8 @@ fn a_run_time_that_fell_counts_from_exactly_1_4_times() {
     // rounds that do not bind (the source holds the load back, so no queue
     // of the limit's making can hide in them) too, and at the limit where
     // the figure was measured.
-    let after_growth = || {
-        let mut feed = Feed::new(Aimd::new(1, 256).starting_at(4));
-        feed.settle_at(8, 20, 20);
-        for _ in 0..12 {
-            feed.serving(24, 20);
-        }
-        assert_eq!(feed.limit(), 25);
-        feed
-    };
     let rounds = |run: u64, binds: bool| {
-        let mut feed = after_growth();
+        let mut feed = Feed::grown_past_24();
         (0..4)
             .map(|_| feed.round_of(run, run, binds))
             .map(|decision| (decision.limit, decision.base.map(|base| base.as_micros())))
