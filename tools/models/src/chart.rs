@@ -6,7 +6,8 @@
 use std::fmt::Write;
 use std::time::Duration;
 
-use crate::models::{Change, Model, Run};
+use crate::job::Run;
+use crate::models::{Change, Model};
 
 const WIDTH: f64 = 900.0;
 const PANEL: f64 = 260.0;

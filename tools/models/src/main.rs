@@ -30,6 +30,12 @@
 //! - `--trace`: the controller's decisions in each run (with `--model`).
 //! - `--chart PATH`: writes an SVG of the limit over time for three models
 //!   (the first held-out seed, FIFO, in place).
+//! - `--oracle`: the oracle instead of the rule (`oracle.rs`): what a
+//!   controller that learns from completions could do at best, told the
+//!   capacity (a doubling once per run time from 4 that stops exactly at it,
+//!   a change heard of a round trip after it). A target it misses is out of
+//!   the reach of any controller that doubles from the default start; the
+//!   guide's adaptive page has its table.
 //! - `--at-least N`: exits with 1 only if fewer than N runs met every target
 //!   (a floor: the runs a family met when it was set, so that a change
 //!   that loses runs on a family the rule still misses cannot land
@@ -44,7 +50,9 @@
 mod chart;
 mod drift;
 mod fresh;
+mod job;
 mod models;
+mod oracle;
 mod outside;
 mod refuse;
 mod score;
@@ -55,7 +63,8 @@ mod unseen;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 
-use models::{Discipline, Mode, Model};
+use job::{Limiter, Mode};
+use models::{Discipline, Model};
 use score::{Score, Span};
 
 /// The seeds the rule was tuned on: earlier rules were held out on parts of
@@ -75,6 +84,7 @@ struct Options {
     trace: bool,
     chart: Option<String>,
     at_least: Option<usize>,
+    limiter: Limiter,
 }
 
 fn options() -> Result<Options, String> {
@@ -86,6 +96,7 @@ fn options() -> Result<Options, String> {
         trace: false,
         chart: None,
         at_least: None,
+        limiter: Limiter::Aimd,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -134,6 +145,7 @@ fn options() -> Result<Options, String> {
             "--runs" => options.runs = true,
             "--trace" => options.trace = true,
             "--chart" => options.chart = Some(value()?),
+            "--oracle" => options.limiter = Limiter::Oracle,
             "--at-least" => {
                 let runs = value()?;
                 options.at_least = Some(
@@ -203,7 +215,7 @@ fn main() {
                 discipline.name(),
                 mode.name(),
             );
-            let run = models::run(&model, discipline, seed, mode);
+            let run = job::run(&model, discipline, seed, mode, options.limiter);
             println!("  change at {:.3} s", run.changed_at.as_secs_f64());
             let ms = |d: std::time::Duration| format!("{:.2}", d.as_secs_f64() * 1e3);
             for decision in &run.decisions {
@@ -219,10 +231,11 @@ fn main() {
         }
         return;
     }
-    let scores = run_all(&rows, &jobs);
+    let scores = run_all(&rows, &jobs, options.limiter);
 
     println!(
-        "Aimd::new(1, 256), defaults; {} successes per run, the change at the {}th; seeds {:?}; each row the worst over its seeds",
+        "{}; {} successes per run, the change at the {}th; seeds {:?}; each row the worst over its seeds",
+        options.limiter.name(),
         models::SUCCESSES,
         models::CHANGE_AT,
         options.seeds
@@ -267,7 +280,13 @@ fn main() {
             .iter()
             .filter_map(|name| Model::all().into_iter().find(|m| m.name.contains(name)))
             .map(|model| {
-                let run = models::run(&model, Discipline::Fifo, *HELD_OUT.start(), Mode::InPlace);
+                let run = job::run(
+                    &model,
+                    Discipline::Fifo,
+                    *HELD_OUT.start(),
+                    Mode::InPlace,
+                    options.limiter,
+                );
                 (model, run)
             })
             .collect();
@@ -288,7 +307,7 @@ fn main() {
 
 /// Runs every job on as many threads as there are cores; returns (job, (seed,
 /// score)) in job order.
-fn run_all(rows: &[Row], jobs: &[(usize, u64)]) -> Vec<(usize, (u64, Score))> {
+fn run_all(rows: &[Row], jobs: &[(usize, u64)], limiter: Limiter) -> Vec<(usize, (u64, Score))> {
     let next = AtomicUsize::new(0);
     let done = Mutex::new(Vec::with_capacity(jobs.len()));
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -305,7 +324,7 @@ fn run_all(rows: &[Row], jobs: &[(usize, u64)]) -> Vec<(usize, (u64, Score))> {
                         discipline,
                         mode,
                     } = rows[row];
-                    let run = models::run(&model, discipline, seed, mode);
+                    let run = job::run(&model, discipline, seed, mode, limiter);
                     let score = Score::of(&model, &run);
                     done.lock().unwrap().push((job, (seed, score)));
                 }

@@ -2,7 +2,8 @@
 
 use std::time::Duration;
 
-use crate::models::{CHANGE_AT, Change, Model, RAMP, Run};
+use crate::job::Run;
+use crate::models::{CHANGE_AT, Change, Model, RAMP};
 
 /// The targets (issues 20 and 34).
 pub const GOODPUT: f64 = 0.9;
@@ -127,6 +128,16 @@ impl Score {
                 .map_or(run.limits[0].1, |&(_, limit)| limit)
         };
         let span = |from: Duration, to: Duration| {
+            if to <= from {
+                // A job whose change came within the ramp (the oracle's,
+                // on a fast service): the limit at that moment.
+                let limit = limit_at(from);
+                return Span {
+                    low: limit,
+                    high: limit,
+                    mean: limit as f64,
+                };
+            }
             let mut points = vec![(from, limit_at(from))];
             points.extend(
                 run.limits

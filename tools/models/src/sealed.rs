@@ -111,7 +111,8 @@ const MAINFRAME: Model = Model {
 /// default start at 4, doubling once per run time and stopping at 150, 5,000
 /// calls take at best 1 / 0.885 of the ideal time, and 1 / 0.863 from a start
 /// at 2: its goodput target is out of reach of such a controller; the
-/// guide's adaptive page says so.)
+/// guide's adaptive page says so. The oracle, `--oracle`, meets it on none
+/// of seeds 601 to 800: 0.867 at best.)
 const LOOKUP: Model = Model {
     capacity: 150,
     overflow: Overflow::Refuse,

@@ -174,7 +174,9 @@ const SCALE_OUT: Model = Model {
 /// (From the default start at 4, doubling once per run time and stopping at
 /// the capacity, these 5,000 calls take at best 1 / 0.888 of the ideal time,
 /// and 1 / 0.867 from a start at 2: its goodput target is out of reach of such
-/// a controller; the guide's adaptive page says so.)
+/// a controller; the guide's adaptive page says so. The oracle, `--oracle`,
+/// with the run times as drawn: 393 of 400 runs on seeds 601 to 800, worst
+/// 0.886.)
 const ZONE_LOSS: Model = Model {
     capacity: 200,
     overflow: Overflow::Refuse,
