@@ -11,8 +11,9 @@ use super::{
 
 /// A round that showed a clear rise over slow start's figure: its limit,
 /// items in flight and what it showed, to be checked against what is
-/// measured. (Or back-pressure that ended slow start, and what was measured
-/// where it backed off.)
+/// measured. (Or a stand-in for one: back-pressure that ended slow start,
+/// and what was measured where it backed off; or the rounds that ran faster
+/// where the run time fell.)
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Rise {
     limit: usize,
@@ -22,9 +23,9 @@ pub(super) struct Rise {
     ceiling: Option<usize>,
     /// Its doubling served hardly more than the limit below it: that limit.
     flat: Option<usize>,
-    /// Back-pressure, not a rise, ended slow start (or slow start was over,
-    /// and the run time fell): it does not go on.
-    refused: bool,
+    /// A stand-in, not a rise: back-pressure ended slow start (or slow
+    /// start was over, and the run time fell), and it does not go on.
+    stand_in: bool,
 }
 
 /// Why the unloaded run time is being measured.
@@ -66,12 +67,12 @@ pub(super) struct Gained {
 }
 
 impl Rise {
-    /// Back-pressure that ended slow start, and the figure measured where it
-    /// backed off (`limit`) standing for a rise's round: below the ceiling
-    /// the refusals set. (Or the rounds that ran faster where the run time
-    /// fell, and the ceiling then.)
+    /// A stand-in for a rise's round: back-pressure that ended slow start,
+    /// and the figure measured where it backed off (`limit`), below the
+    /// ceiling the refusals set; or the rounds that ran faster where the run
+    /// time fell, and the ceiling then.
     #[allow(clippy::cast_precision_loss)]
-    fn refused_at(limit: usize, measured: &Baseline, ceiling: Option<usize>) -> Self {
+    fn stand_in_at(limit: usize, measured: &Baseline, ceiling: Option<usize>) -> Self {
         Self {
             limit,
             in_flight: limit as f64,
@@ -82,7 +83,7 @@ impl Rise {
             },
             ceiling,
             flat: None,
-            refused: true,
+            stand_in: true,
         }
     }
 }
@@ -183,7 +184,7 @@ impl Aimd {
                 seen,
                 ceiling: self.ceiling.filter(|&ceiling| ceiling > self.limit),
                 flat,
-                refused: false,
+                stand_in: false,
             });
             self.ceiling = Some(self.limit);
             self.step = 1;
@@ -263,7 +264,7 @@ impl Aimd {
         // that is none look clear in 16 samples of a service that varies
         // much: a full one.
         let needed = match self.measuring {
-            Some(Measuring::Half(half)) if half.rise.flat.is_none() && !half.rise.refused => {
+            Some(Measuring::Half(half)) if half.rise.flat.is_none() && !half.rise.stand_in => {
                 HALF_SAMPLES.max(self.limit)
             }
             _ => MEASURE.max(MEASURE_ROUNDS.saturating_mul(self.limit)),
@@ -285,11 +286,12 @@ impl Aimd {
         };
         let why = self.measuring.take();
         self.provisional = false;
-        // A rise's measurement decides whether slow start goes on; one
-        // after back-pressure leaves that to a probe of the refusals' level.
+        // A rise's measurement decides whether slow start goes on; one for a
+        // stand-in (after back-pressure, or a fall) leaves that to a probe of
+        // the refusals' level, or to slow start's being over already.
         self.start_decided |= match why {
             Some(Measuring::Rise(_)) => true,
-            Some(Measuring::Half(half)) => !half.rise.refused,
+            Some(Measuring::Half(half)) => !half.rise.stand_in,
             _ => false,
         };
         self.gradient.armed = true;
@@ -372,7 +374,7 @@ impl Aimd {
                 #[allow(clippy::cast_precision_loss)]
                 let ratio = from as f64 / limit as f64;
                 if half < limit
-                    && !rise.refused
+                    && !rise.stand_in
                     && !self.clear_above((&base, ratio), (&above, HALF_RISE), SURE)
                 {
                     self.measure_half(at, rise, base, Some(from), mean);
@@ -384,7 +386,7 @@ impl Aimd {
                 // As after a rise: the back-off left a queue standing, and
                 // half the limit tells. What was measured here stands for
                 // the round that showed the rise.
-                let rise = Rise::refused_at(limit, &base, self.ceiling);
+                let rise = Rise::stand_in_at(limit, &base, self.ceiling);
                 self.measure_half(at, rise, base, None, mean);
                 return;
             }
@@ -452,7 +454,7 @@ impl Aimd {
             return true;
         };
         let above = Baseline::new(&first.pooled(seen), limit);
-        let rise = Rise::refused_at(limit, &above, self.ceiling);
+        let rise = Rise::stand_in_at(limit, &above, self.ceiling);
         self.measure_half(at, rise, above, None, seen.mean);
         true
     }
@@ -485,10 +487,11 @@ impl Aimd {
         let floor = self.least_queue(in_flight);
         if queue <= (SUSPECT * error).max(floor) && queued.is_none() {
             // Slow start's figure made that rise: it goes on from there,
-            // below the ceiling back-pressure set before, if any. (After
-            // back-pressure, no rise was made: the refusals ended it.)
+            // below the ceiling back-pressure set before, if any. (For a
+            // stand-in no rise was made: the refusals ended slow start, or
+            // it was over before the run time fell.)
             self.ceiling = ceiling;
-            self.slow_start = !rise.refused;
+            self.slow_start = !rise.stand_in;
             self.decide(at, limit, Some(mean), false);
             return true;
         }

@@ -44,7 +44,8 @@ impl Limiter {
             Limiter::Aimd => "Aimd::new(1, 256), defaults",
             Limiter::Oracle => {
                 "the oracle: from 4, one more with each success up to the capacity (at most a slow \
-                 source's bound); a change heard of a round trip after it"
+                 source's bound); a change heard of when the first item started at or after it \
+                 completes"
             }
         }
     }
@@ -219,8 +220,10 @@ impl Job {
             }
         }
         run.elapsed = self.epoch.elapsed();
-        // The stream's clock starts at its first poll, at the job's start (the
-        // paused clock has not moved by then).
+        // The stream's clock starts at its first reading, when its first
+        // item starts: the job's start with an endless source, the first gap
+        // later with a slow one (whose decisions are that much early against
+        // the job's times; no slow-source model has a change).
         match told {
             Told::Aimd(history) => {
                 run.decisions = history.rounds();

@@ -30,12 +30,12 @@
 //! - `--trace`: the controller's decisions in each run (with `--model`).
 //! - `--chart PATH`: writes an SVG of the limit over time for three models
 //!   (the first held-out seed, FIFO, in place).
-//! - `--oracle`: the oracle instead of the rule (`oracle.rs`): what a
-//!   controller that learns from completions could do at best, told the
-//!   capacity (a doubling once per run time from 4 that stops exactly at it,
-//!   a change heard of a round trip after it). A target it misses is out of
-//!   the reach of any controller that doubles from the default start; the
-//!   guide's adaptive page has its table.
+//! - `--oracle`: the oracle instead of the rule (`oracle.rs`): a controller
+//!   told the capacity and the moment of a change, and nothing else: from
+//!   4, one more with each success up to the capacity, a change heard of a
+//!   round trip after it. A target it misses is out of reach of any
+//!   controller that grows no faster and hears no sooner; the guide's
+//!   adaptive page sets it beside the rule.
 //! - `--at-least N`: exits with 1 only if fewer than N runs met every target
 //!   (a floor: the runs a family met when it was set, so that a change
 //!   that loses runs on a family the rule still misses cannot land

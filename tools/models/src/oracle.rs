@@ -1,15 +1,25 @@
-//! The oracle: the best a controller that learns from completions could do,
-//! given what none can know (the capacity, and that a change happened), so
-//! that a target it misses is out of such a controller's reach as written.
+//! The oracle: a reference for the rule, a controller told what none that
+//! learns from completions can know (the capacity, and the moment of a
+//! change) and that learns nothing else. A target it misses is out of reach
+//! of any controller that starts where it does, grows no faster and hears
+//! of a change no sooner; one it meets is the rule's to meet.
 //!
-//! It starts where `Aimd` does (4) and grows by one with each success, as
-//! TCP's slow start does: it doubles once per run time, the fastest a
-//! doubling can be told it did not overload, and stops at the capacity
-//! exactly (with a slow source, at the targets' bound: 2 × what the source
-//! needs). It hears of a change a round trip after it, when the first item
-//! started after it completes: then it cuts to a lower capacity at once, or
-//! grows to a higher one as from the start. It never probes, never
-//! overshoots and never mistakes noise for a queue.
+//! It starts where `Aimd` does (4, or the capacity if lower) and grows by
+//! one with each success, as TCP's slow start does: twice as many each run
+//! time where run times are fixed, a little faster where they vary (the
+//! short items come back first). It stops at the capacity exactly (with a
+//! slow source, at the targets' bound: 2 × what the source needs, by the
+//! service time before any change; no slow-source model has one). It hears
+//! of a change when the first item started at or after it completes (a
+//! round trip; 1 ms where the service refuses that item at the door): then
+//! it cuts to a lower capacity at once, or grows to a higher one as from
+//! the start. It never probes, never exceeds the capacity it knows and
+//! never takes noise for a queue; until it hears of a drop, it holds the
+//! capacity before it.
+//!
+//! Its times are the stream's, from its first clock reading, when the
+//! first item starts: the job's start with an endless source, a gap later
+//! with a slow one (whose models have no change to hear of).
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -115,8 +125,9 @@ impl Controller for Oracle {
 
 #[cfg(test)]
 mod tests {
-    //! The oracle's rule, checked end to end on the family's deterministic
-    //! models (10 ms, no noise: every moment is exact).
+    //! The oracle's rule, checked end to end on the family's models: the
+    //! deterministic ones (10 ms, no noise: every moment is exact), a slow
+    //! source and the smallest capacity of `unseen`.
 
     use std::time::Duration;
 
@@ -126,6 +137,7 @@ mod tests {
     fn oracle_run(name: &str, mode: Mode) -> (Model, Run) {
         let model = Model::all()
             .into_iter()
+            .chain(crate::unseen::models())
             .find(|model| model.name == name)
             .expect("a model of the family");
         let run = run(&model, Discipline::Fifo, 601, mode, Limiter::Oracle);
@@ -198,5 +210,15 @@ mod tests {
         let (model, run) = oracle_run("slow source (800/s)", Mode::InPlace);
         assert_eq!(model.capacity, 32);
         assert_eq!(run.limits.iter().map(|&(_, l)| l).max(), Some(16));
+    }
+
+    /// Below 4, the capacity from the start: the legacy backend's 2.
+    #[test]
+    fn the_oracle_starts_at_a_capacity_below_4() {
+        for mode in [Mode::InPlace, Mode::Spawned] {
+            let (model, run) = oracle_run("legacy normal 15 ms, 2, queue", mode);
+            assert_eq!(model.capacity, 2);
+            assert_eq!(run.limits, [(Duration::ZERO, 2)], "{mode:?}");
+        }
     }
 }

@@ -129,8 +129,9 @@ impl Score {
         };
         let span = |from: Duration, to: Duration| {
             if to <= from {
-                // A job whose change came within the ramp (the oracle's,
-                // on a fast service): the limit at that moment.
+                // A span of no time (the oracle's change within the ramp on
+                // a fast service; a run that settled at its very end): the
+                // limit at that moment.
                 let limit = limit_at(from);
                 return Span {
                     low: limit,

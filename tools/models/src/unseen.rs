@@ -175,8 +175,9 @@ const SCALE_OUT: Model = Model {
 /// the capacity, these 5,000 calls take at best 1 / 0.888 of the ideal time,
 /// and 1 / 0.867 from a start at 2: its goodput target is out of reach of such
 /// a controller; the guide's adaptive page says so. The oracle, `--oracle`,
-/// with the run times as drawn: 393 of 400 runs on seeds 601 to 800, worst
-/// 0.886.)
+/// meets it on 393 of 400 runs on seeds 601 to 800, worst 0.886: with run
+/// times that vary this much, one more with each success grows faster than
+/// a doubling a mean run time.)
 const ZONE_LOSS: Model = Model {
     capacity: 200,
     overflow: Overflow::Refuse,
