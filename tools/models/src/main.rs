@@ -27,7 +27,8 @@
 //!   rounds showed it and run once on the rule of stop 48 (`drift.rs`).
 //! - `--model TEXT`: only the models whose name contains TEXT.
 //! - `--runs`: one line per run as well, not only the worst per row.
-//! - `--trace`: the controller's decisions in each run (with `--model`).
+//! - `--trace`: the controller's decisions in each run (with `--model`;
+//!   with `--oracle`, its limits: it makes no other decision).
 //! - `--chart PATH`: writes an SVG of the limit over time for three models
 //!   (the first held-out seed, FIFO, in place).
 //! - `--oracle`: the oracle instead of the rule (`oracle.rs`): a controller
@@ -227,6 +228,11 @@ fn main() {
                     if decision.overload { "overload" } else { "" },
                     decision.limit
                 );
+            }
+            if options.limiter == Limiter::Oracle {
+                for &(at, limit) in &run.limits {
+                    println!("  {:>9} -> {limit}", ms(at));
+                }
             }
         }
         return;
