@@ -33,8 +33,8 @@ impl Mode {
 pub enum Limiter {
     /// `Aimd::new(1, 256)` with its defaults.
     Aimd,
-    /// The oracle (`oracle.rs`): what a controller that learns from
-    /// completions could do at best, told the capacity.
+    /// The oracle (`oracle.rs`): a controller told the capacity and the
+    /// moment of a change, and nothing else.
     Oracle,
 }
 
@@ -128,13 +128,13 @@ pub fn run(model: &Model, discipline: Discipline, seed: u64, mode: Mode, limiter
             }
         };
         let classify = |reply: &Reply| matches!(reply, Reply::Overloaded { .. });
-        let (replies, told) = match limiter {
+        let (replies, recorded) = match limiter {
             Limiter::Aimd => {
                 let aimd = Aimd::new(1, 256).with_history(1 << 20);
                 let history = aimd.history().expect("recorded");
                 (
                     source.bounded(1, 0).adaptive(aimd, classify),
-                    Told::Aimd(history),
+                    Recorded::Aimd(history),
                 )
             }
             Limiter::Oracle => {
@@ -142,7 +142,7 @@ pub fn run(model: &Model, discipline: Discipline, seed: u64, mode: Mode, limiter
                 let oracle = Oracle::new(model, shared.clone());
                 (
                     source.bounded(1, 0).adaptive(oracle, classify),
-                    Told::Oracle(shared),
+                    Recorded::Oracle(shared),
                 )
             }
         };
@@ -155,10 +155,10 @@ pub fn run(model: &Model, discipline: Discipline, seed: u64, mode: Mode, limiter
             last_arrival,
         };
         match mode {
-            Mode::InPlace => job.drive(replies, limits, told).await,
+            Mode::InPlace => job.drive(replies, limits, recorded).await,
             Mode::Spawned => {
                 let replies = replies.spawn_on(tokio::runtime::Handle::current());
-                job.drive(replies, limits, told).await
+                job.drive(replies, limits, recorded).await
             }
         }
     })
@@ -171,8 +171,8 @@ struct Job {
     last_arrival: Option<Duration>,
 }
 
-/// Where the limit over time comes from.
-enum Told {
+/// Where the limit over time is recorded.
+enum Recorded {
     Aimd(History),
     Oracle(Shared),
 }
@@ -182,7 +182,7 @@ impl Job {
         self,
         mut replies: St,
         limits: Limits,
-        told: Told,
+        recorded: Recorded,
     ) -> Run {
         let mut run = Run {
             calls: 0,
@@ -208,7 +208,7 @@ impl Job {
                     if run.successes.len() == CHANGE_AT {
                         self.service.apply(self.change);
                         run.changed_at = self.epoch.elapsed();
-                        if let Told::Oracle(shared) = &told {
+                        if let Recorded::Oracle(shared) = &recorded {
                             shared.changed(run.changed_at);
                         }
                     }
@@ -224,8 +224,8 @@ impl Job {
         // item starts: the job's start with an endless source, the first gap
         // later with a slow one (whose decisions are that much early against
         // the job's times; no slow-source model has a change).
-        match told {
-            Told::Aimd(history) => {
+        match recorded {
+            Recorded::Aimd(history) => {
                 run.decisions = history.rounds();
                 run.limits.extend(
                     run.decisions
@@ -233,7 +233,7 @@ impl Job {
                         .map(|decision: &Decision| (decision.at, decision.limit)),
                 );
             }
-            Told::Oracle(shared) => run.limits = shared.limits(),
+            Recorded::Oracle(shared) => run.limits = shared.limits(),
         }
         run
     }

@@ -64,9 +64,8 @@ pub struct Oracle {
     limit: usize,
     /// Where it grows to: the capacity as it knows it.
     most: usize,
-    /// The capacity after the change, and whether it has heard of it.
-    after: usize,
-    heard: bool,
+    /// The capacity after the change, until it hears of it.
+    after: Option<usize>,
     shared: Shared,
 }
 
@@ -78,8 +77,7 @@ impl Oracle {
         Self {
             limit,
             most,
-            after: bounded(model, model.capacity_after()),
-            heard: false,
+            after: Some(bounded(model, model.capacity_after())),
             shared,
         }
     }
@@ -109,9 +107,9 @@ impl Controller for Oracle {
     fn sample(&mut self, sample: &Sample) -> usize {
         let at = sample.started + sample.run;
         let changed = self.shared.lock().changed;
-        if changed.is_some_and(|changed| !self.heard && sample.started >= changed) {
-            self.heard = true;
-            self.most = self.after;
+        let heard = changed.is_some_and(|changed| sample.started >= changed);
+        if let Some(after) = self.after.take_if(|_| heard) {
+            self.most = after;
             if self.limit > self.most {
                 self.set(at, self.most);
             }
@@ -139,7 +137,7 @@ mod tests {
             .into_iter()
             .chain(crate::unseen::models())
             .find(|model| model.name == name)
-            .expect("a model of the family");
+            .expect("a model of the family or of `unseen`");
         let run = run(&model, Discipline::Fifo, 601, mode, Limiter::Oracle);
         (model, run)
     }
