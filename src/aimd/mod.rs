@@ -6,7 +6,8 @@
 //! `growth.rs` growth after a round with no queue; `start.rs` slow start and
 //! the measurements of the unloaded run time (after a rise, back-pressure or
 //! a fall); `moved.rs` a run time that moved; `gradient.rs` a run time that
-//! rises with the load (probes of a quarter more); `overload.rs`
+//! rises with the load (probes of a quarter more); `throughput.rs`
+//! what the last rounds served, a floor under the cuts; `overload.rs`
 //! back-pressure; `refusals.rs` refusals judged against the limit;
 //! `figures.rs` what rounds show; `history.rs` the record of decisions;
 //! `tuning.rs` the rule's constants.
@@ -21,6 +22,7 @@ mod refusals;
 mod rounds;
 mod sample;
 mod start;
+mod throughput;
 mod tuning;
 
 use std::collections::VecDeque;
@@ -30,18 +32,21 @@ use std::time::Duration;
 // The rule's documentation links to them; the code is in `sample.rs`.
 #[cfg(doc)]
 use crate::adaptive::{Controller, Sample};
-use figures::{Baseline, RunTimes, Seen};
+use figures::{Baseline, Seen};
 use gradient::Gradient;
 pub use history::{Decision, History};
 use moved::Cuts;
 use overload::Burst;
 use refusals::Refusals;
+use rounds::{Ended, Pool, Round};
 use start::{Gained, Measuring};
+use throughput::Throughput;
 use tuning::{
     BACKOFF, CLIP, CONFIRM, EXIT, EXIT_SAMPLES, FIRST_SAMPLES, FLAT, GRADIENT, GRADIENT_ROUNDS,
     HALF_RISE, HALF_SAMPLES, HALVED, HALVED_EARLY, HALVED_SAMPLES, KEEP, LARGE_RISE, LEAST_QUEUE,
     LOOSE, MEASURE, MEASURE_ROUNDS, MEMORY, MOMENT_MOST, PROBE_ROUNDS, PROBE_SAMPLES,
-    REACHED_ROUNDS, REFUSED_PROBE, RUNS_KEPT, SETTLED, SOMETIMES, START, SURE, SUSPECT, TOLERANCE,
+    REACHED_ROUNDS, REFUSED_PROBE, RUNS_KEPT, SERVED_FELL, SERVED_ROUNDS, SETTLED, SOMETIMES,
+    START, SURE, SUSPECT, TOLERANCE,
 };
 
 /// The adaptive [`Controller`]: finds how many workers a service takes before
@@ -244,7 +249,8 @@ use tuning::{
 ///   and noise cuts less: a cut too deep costs throughput until the limit
 ///   climbs back): at least one lower. When the limit did not bind (the source
 ///   held some back), it comes down from the limit by the queue instead. The
-///   limit it came from becomes the ceiling.
+///   limit it came from becomes the ceiling. Out of slow start, a round that
+///   binds is cut no lower than *what the service served* (below).
 ///
 /// **Refusals** (an [`overload`](Sample::overload) sample) are judged against
 /// the limit first: a service may refuse a share of its calls whatever the
@@ -391,10 +397,35 @@ use tuning::{
 /// does: where the run time matters more than the throughput, `max` is
 /// where to say so.
 ///
+/// **What the service served.** A run time can rise without a queue: where
+/// the service's speed drifts (a noisy neighbour, a collector's pause: every
+/// request running in one stretch slowed alike), a slow round reads as a
+/// queue against an unloaded run time the fast rounds taught, and the cuts
+/// walked the limit down to a quarter of a capacity no queue had reached.
+/// The throughput tells them apart: by Little's law a round served its
+/// items in flight over its mean run time (outliers counted). Of the last 8
+/// rounds that bound out of slow start, the one that served the most, at
+/// the lowest run time known (their means and the unloaded one), would keep
+/// that many items busy, rounded down: a cut for a queue in a round that
+/// binds goes no lower (and holds the limit if that is where it stands).
+/// Past a capacity what a round serves is the capacity over the run time,
+/// so this floor is no higher than the capacity and a real queue is cut as
+/// before. A round whose items each served less than 60 % of what those of
+/// the round that served the most did (a run time 1.67 times as long) is a
+/// service that changed (a capacity that fell): the rounds before it are
+/// forgotten, and the floor is what it served. The floor is no higher than
+/// the limit, never acts on back-pressure (refusals cut as before), nor in
+/// slow start, nor on a round that does not bind (a source that held items
+/// back served less than the service could).
+///
 /// The limit stays within `[min, max]`. Ignored outputs ([`Verdict::Ignore`])
 /// and items that never complete are not heard of at all.
 ///
-/// What it costs: finding a capacity rise needs a probe, so every 160 samples
+/// What it costs: a capacity that falls by less than 40 % (a run time less
+/// than 1.67 times as long at the same limit) is cut no lower than the
+/// limit stood for up to 8 rounds, until the rounds from before the fall
+/// have left the floor; the queue stands meanwhile. Finding a capacity rise
+/// needs a probe, so every 160 samples
 /// held below the ceiling one round runs one item more than last showed a
 /// queue (an item queued, or a refusal, per probe, when nothing changed); a
 /// ceiling back-pressure set is probed half as often, and with a base rate of
@@ -562,48 +593,9 @@ pub struct Aimd {
     recheck: bool,
     /// Probes of what a quarter more items in flight serve.
     gradient: Gradient,
+    /// What the last rounds that bound served: a floor under the cuts.
+    throughput: Throughput,
     history: Option<History>,
-}
-
-/// The settled rounds at one limit, taken together: what they showed, their
-/// items in flight summed over their samples, and how many rounds.
-#[derive(Clone, Copy, Debug)]
-struct Pool {
-    seen: Seen,
-    flying: f64,
-    rounds: usize,
-}
-
-/// A round that ended: when, what it showed, its items in flight, whether it
-/// bound, and whether the one before it at this limit did too.
-#[derive(Clone, Copy, Debug)]
-struct Ended {
-    at: Duration,
-    seen: Seen,
-    /// What all its samples showed, outliers too.
-    all: Seen,
-    in_flight: f64,
-    binds: bool,
-    twice: bool,
-}
-
-/// The samples of the current round.
-#[derive(Debug, Default)]
-struct Round {
-    /// The last change of the limit: back-pressure from items started before
-    /// it is the news the last back-off already acted on.
-    since: Option<Duration>,
-    /// Samples still to pass before this round counts: after a decrease, the
-    /// items that queued under the old limit are still leaving. Of those
-    /// passed, how many reached the limit.
-    warm_up: usize,
-    warm_samples: usize,
-    warm_saturated: usize,
-    /// The run times of the samples that count.
-    times: RunTimes,
-    /// Of those, how many reached the limit, and their `in_flight` summed.
-    saturated: usize,
-    in_flight: usize,
 }
 
 impl Aimd {
@@ -671,6 +663,7 @@ impl Aimd {
             moment: Duration::ZERO,
             recheck: false,
             gradient: Gradient::default(),
+            throughput: Throughput::default(),
             history: None,
         }
     }

@@ -1,15 +1,15 @@
-//! The rounds once slow start's figure is measured against: a round's end,
-//! compared with the unloaded run time (a queue, a suspect one, the rounds
-//! at one limit taken together), and each decision (see the rule in
-//! [`Aimd`]'s documentation).
+//! The rounds once slow start's figure is measured against: a round's
+//! samples and its end, compared with the unloaded run time (a queue, a
+//! suspect one, the rounds at one limit taken together), and each decision
+//! (see the rule in [`Aimd`]'s documentation).
 
 use std::time::Duration;
 
-use super::figures::{Baseline, Seen, binds};
+use super::figures::{Baseline, RunTimes, Seen, binds};
 use super::moved::Cuts;
 use super::{
-    Aimd, CLIP, Decision, EXIT, EXIT_SAMPLES, Ended, KEEP, LARGE_RISE, LEAST_QUEUE, Pool,
-    REACHED_ROUNDS, Round, SETTLED, SURE, SUSPECT,
+    Aimd, CLIP, Decision, EXIT, EXIT_SAMPLES, KEEP, LARGE_RISE, LEAST_QUEUE, REACHED_ROUNDS,
+    SETTLED, SURE, SUSPECT,
 };
 
 impl Aimd {
@@ -149,6 +149,9 @@ impl Aimd {
             binds: binds_now,
             twice,
         };
+        if binds_now && !self.slow_start {
+            self.throughput.add(in_flight, ended.all.mean);
+        }
         if self.figure_learns() {
             // Slow start's figure: every run time before this round's.
             self.base = Baseline::of_runs(&self.runs, &mut self.scratch, self.clean);
@@ -286,6 +289,13 @@ impl Aimd {
             limit
         };
         let lowered = self.lowered(ran - queue + (KEEP * error).min(queue));
+        // No lower than what the service served where a round bound: a run
+        // time that rose without a queue (`throughput.rs`).
+        let lowered = if binds_now && !self.slow_start {
+            lowered.max(self.throughput.floor(base.mean).min(self.limit))
+        } else {
+            lowered
+        };
         self.ceiling = Some(self.limit);
         self.step = 1;
         self.held = 0;
@@ -346,4 +356,45 @@ impl Aimd {
             }
         }
     }
+}
+
+/// The settled rounds at one limit, taken together: what they showed, their
+/// items in flight summed over their samples, and how many rounds.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Pool {
+    pub(super) seen: Seen,
+    pub(super) flying: f64,
+    pub(super) rounds: usize,
+}
+
+/// A round that ended: when, what it showed, its items in flight, whether it
+/// bound, and whether the one before it at this limit did too.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Ended {
+    pub(super) at: Duration,
+    pub(super) seen: Seen,
+    /// What all its samples showed, outliers too.
+    pub(super) all: Seen,
+    pub(super) in_flight: f64,
+    pub(super) binds: bool,
+    pub(super) twice: bool,
+}
+
+/// The samples of the current round.
+#[derive(Debug, Default)]
+pub(super) struct Round {
+    /// The last change of the limit: back-pressure from items started before
+    /// it is the news the last back-off already acted on.
+    pub(super) since: Option<Duration>,
+    /// Samples still to pass before this round counts: after a decrease, the
+    /// items that queued under the old limit are still leaving. Of those
+    /// passed, how many reached the limit.
+    pub(super) warm_up: usize,
+    pub(super) warm_samples: usize,
+    pub(super) warm_saturated: usize,
+    /// The run times of the samples that count.
+    pub(super) times: RunTimes,
+    /// Of those, how many reached the limit, and their `in_flight` summed.
+    pub(super) saturated: usize,
+    pub(super) in_flight: usize,
 }

@@ -8,6 +8,7 @@ mod back_pressure;
 mod gradient;
 mod growth;
 mod queues;
+mod throughput;
 mod unloaded;
 
 use std::time::Duration;

@@ -125,10 +125,12 @@ fn cuts_to_half_the_limit_that_leave_the_run_time_as_it_was_move_the_unloaded_on
     let mut feed = Feed::new(Aimd::new(1, 256).starting_at(32));
     feed.settle_at(32, 10, 10);
     // 12 ms with the unloaded figure at 10: at 32, 5.3 seem to wait. Each
-    // cut is less than a fifth, so no two in a row are "large".
+    // cut is less than a fifth, so no two in a row are "large". The rounds
+    // do not bind: in rounds that bind, what the service served would hold
+    // the cuts (`throughput.rs`).
     let mut limits = Vec::new();
     while feed.limit() > 16 {
-        let decision = feed.round(12);
+        let decision = feed.round_of(12 * MS, 12 * MS, false);
         assert_eq!(decision.base, Some(Duration::from_millis(10)));
         limits.push(decision.limit);
     }
