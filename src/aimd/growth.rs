@@ -89,6 +89,7 @@ impl Aimd {
     /// way, or one after a rise is done (it decides; one after
     /// back-pressure does not).
     pub(super) fn resume_slow_start(&mut self) {
+        self.throughput.clear();
         if (self.provisional || !self.start_decided) && self.measuring.is_none() {
             self.slow_start = true;
         }

@@ -247,10 +247,11 @@ use tuning::{
 ///   flight less those waiting, leaving up to one and a half standard errors
 ///   of queue (where the run time varies that much such a queue costs little,
 ///   and noise cuts less: a cut too deep costs throughput until the limit
-///   climbs back): at least one lower. When the limit did not bind (the source
-///   held some back), it comes down from the limit by the queue instead. The
-///   limit it came from becomes the ceiling. Out of slow start, a round that
-///   binds is cut no lower than *what the service served* (below).
+///   climbs back): at least one lower. When the limit did not bind (the
+///   source held some back), it comes down from the limit by the queue
+///   instead. The limit it came from becomes the ceiling. Out of slow start
+///   and of the measurements, a round that binds is cut no lower than *what
+///   the service served* (below), which may hold the limit where it stands.
 ///
 /// **Refusals** (an [`overload`](Sample::overload) sample) are judged against
 /// the limit first: a service may refuse a share of its calls whatever the
@@ -400,31 +401,35 @@ use tuning::{
 /// **What the service served.** A run time can rise without a queue: where
 /// the service's speed drifts (a noisy neighbour, a collector's pause: every
 /// request running in one stretch slowed alike), a slow round reads as a
-/// queue against an unloaded run time the fast rounds taught, and the cuts
-/// walked the limit down to a quarter of a capacity no queue had reached.
-/// The throughput tells them apart: by Little's law a round served its
-/// items in flight over its mean run time (outliers counted). Of the last 8
-/// rounds that bound out of slow start, the one that served the most, at
-/// the lowest run time known (their means and the unloaded one), would keep
-/// that many items busy, rounded down: a cut for a queue in a round that
-/// binds goes no lower (and holds the limit if that is where it stands).
-/// Past a capacity what a round serves is the capacity over the run time,
-/// so this floor is no higher than the capacity and a real queue is cut as
-/// before. A round whose items each served less than 60 % of what those of
-/// the round that served the most did (a run time 1.67 times as long) is a
-/// service that changed (a capacity that fell): the rounds before it are
-/// forgotten, and the floor is what it served. The floor is no higher than
-/// the limit, never acts on back-pressure (refusals cut as before), nor in
-/// slow start, nor on a round that does not bind (a source that held items
-/// back served less than the service could).
+/// queue against an unloaded run time the fast rounds taught, and cuts for
+/// such rounds alone walk the limit down far below a capacity no queue
+/// reached. The throughput tells them apart: by Little's law a round served
+/// its items in flight over its mean run time (outliers counted). Of the
+/// last 8 rounds that bound, out of slow start and of the measurements, the
+/// one that served the most, at the lowest run time known (their means and
+/// the unloaded one), would keep that many items busy, rounded down: a cut
+/// for a queue in a round that binds goes no lower (and holds the limit if
+/// that is where it stands; never above it). Past a capacity a round serves
+/// about the capacity over the unloaded run time, so this floor is about
+/// the capacity (a little above where the best of those rounds was fast by
+/// chance, or the unloaded figure sits high) and a real queue is cut to it.
+/// A round whose run time, outliers left out, is 1.67 times that of the
+/// round that served the most (its items each serving less than 60 % as
+/// much) has a service that changed (a capacity that fell, or a limit far
+/// past one): the rounds before it are forgotten, and the floor is what it
+/// served. They are forgotten too when the unloaded run time is measured
+/// again or moved, and when slow start goes on. The floor bounds only that
+/// cut: back-pressure, the cuts of slow start and of the measurements, and
+/// a round that does not bind (a source that held items back served less
+/// than the service could) are cut as before.
 ///
 /// The limit stays within `[min, max]`. Ignored outputs ([`Verdict::Ignore`])
 /// and items that never complete are not heard of at all.
 ///
-/// What it costs: a capacity that falls by less than 40 % (a run time less
-/// than 1.67 times as long at the same limit) is cut no lower than the
-/// limit stood for up to 8 rounds, until the rounds from before the fall
-/// have left the floor; the queue stands meanwhile. Finding a capacity rise
+/// What it costs: a capacity that falls so that the run time at the limit
+/// grows less than 1.67 times is cut no lower than the rounds before the
+/// fall served, for up to 8 rounds that bind, until they have left the
+/// floor; the queue stands meanwhile. Finding a capacity rise
 /// needs a probe, so every 160 samples
 /// held below the ceiling one round runs one item more than last showed a
 /// queue (an item queued, or a refusal, per probe, when nothing changed); a

@@ -31,6 +31,7 @@ impl Aimd {
     /// learned against the old one goes, the ceiling and the cuts, a
     /// suspect round and the rounds pooled, and growth starts again at one.
     pub(super) fn rebase(&mut self, seen: &Seen) {
+        self.throughput.clear();
         self.base = Some(Baseline::new(seen, self.limit));
         self.provisional = false;
         self.ceiling = None;

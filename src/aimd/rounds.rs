@@ -149,8 +149,11 @@ impl Aimd {
             binds: binds_now,
             twice,
         };
-        if binds_now && !self.slow_start {
-            self.throughput.add(in_flight, ended.all.mean);
+        // Slow start's rounds favour the fast items, and a measurement's
+        // stand at a limit held on purpose: neither says what the service
+        // serves at the limits the rule moves through.
+        if binds_now && !self.slow_start && self.measuring.is_none() && !self.provisional {
+            self.throughput.add(in_flight, ended.all.mean, seen.mean);
         }
         if self.figure_learns() {
             // Slow start's figure: every run time before this round's.
@@ -292,7 +295,7 @@ impl Aimd {
         // No lower than what the service served where a round bound: a run
         // time that rose without a queue (`throughput.rs`).
         let lowered = if binds_now && !self.slow_start {
-            lowered.max(self.throughput.floor(base.mean).min(self.limit))
+            lowered.max(self.throughput.kept_busy(base.mean).min(self.limit))
         } else {
             lowered
         };

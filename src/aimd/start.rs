@@ -224,6 +224,7 @@ impl Aimd {
 
     /// Starts measuring the unloaded run time at `limit`.
     pub(super) fn measure(&mut self, at: Duration, why: Measuring, limit: usize, mean: f64) {
+        self.throughput.clear();
         self.measuring = Some(why);
         self.restart_measurement();
         self.decide(at, limit, Some(mean), false);

@@ -9,70 +9,114 @@
 //! queue ever reached. The throughput tells them apart where the run time
 //! cannot: by Little's law a round served its items in flight over its mean
 //! run time, and a limit that served that much at the lowest run time known
-//! had no queue to cut. Past a capacity, what it served is the capacity over
-//! the run time, so the floor is no higher than the capacity and the cut
-//! goes as far as the rule asks.
+//! had no queue to cut. Past a capacity, a round serves about the capacity
+//! over the unloaded run time whatever its limit, so the floor is about the
+//! capacity and the cut goes as far as the rule asks.
 
 use std::collections::VecDeque;
 
 use super::{SERVED_FELL, SERVED_ROUNDS};
 
-/// The last rounds that bound, out of slow start: their items in flight
-/// and mean run time, outliers counted (Little's law needs every item).
-#[derive(Clone, Debug, Default)]
+/// The last rounds that bound, out of slow start and of the measurements.
+#[derive(Clone, Debug)]
 pub(super) struct Throughput {
-    rounds: VecDeque<(f64, f64)>,
+    rounds: VecDeque<RoundServed>,
+}
+
+impl Default for Throughput {
+    /// Room for all its rounds from the start: the controller allocates
+    /// nothing as a stream runs.
+    fn default() -> Self {
+        Self {
+            rounds: VecDeque::with_capacity(SERVED_ROUNDS),
+        }
+    }
+}
+
+/// A round that bound: its items in flight, and its mean run time with the
+/// outliers (what Little's law needs: every item) and without (what its run
+/// time is compared by).
+#[derive(Clone, Copy, Debug)]
+struct RoundServed {
+    in_flight: f64,
+    all: f64,
+    seen: f64,
+}
+
+impl RoundServed {
+    /// How many a second it served.
+    fn rate(&self) -> f64 {
+        self.in_flight / self.all
+    }
 }
 
 impl Throughput {
-    /// A round that bound, `in_flight` items in flight on average, `mean`
-    /// its mean run time. One whose items each served less than
-    /// `SERVED_FELL` of what those of the round that served the most did
-    /// (a run time 1 / `SERVED_FELL` times as long) has a service that
-    /// changed (a capacity that fell, a slower version): the rounds before
-    /// it no longer say what it serves, and are forgotten. A round at a
-    /// higher limit past a capacity may run that long too: what it served
-    /// is then the capacity's, the floor it leaves.
-    pub(super) fn add(&mut self, in_flight: f64, mean: f64) {
-        if mean <= 0.0 {
+    /// A round that bound, `in_flight` items in flight on average, its mean
+    /// run time `all` with its outliers and `seen` without. One whose run
+    /// time, outliers left out, is 1 / `SERVED_FELL` times that of the
+    /// round that served the most (each item serving less than
+    /// `SERVED_FELL` of what those did) has a service that changed (a
+    /// capacity that fell, a slower version): the rounds before it no
+    /// longer say what it serves, and are forgotten. (Outliers left out: a
+    /// pause that held a few items past four times the unloaded run time
+    /// is the noise this floor is for, not a change.) A round at a limit
+    /// far past a capacity may run that long too: what it served is then
+    /// the capacity's, the floor it leaves.
+    pub(super) fn add(&mut self, in_flight: f64, all: f64, seen: f64) {
+        if all <= 0.0 {
             return;
         }
         if self
             .most()
-            .is_some_and(|(_, most)| mean * SERVED_FELL > most)
+            .is_some_and(|most| seen * SERVED_FELL > most.seen)
         {
             self.rounds.clear();
         }
         if self.rounds.len() == SERVED_ROUNDS {
             self.rounds.pop_front();
         }
-        self.rounds.push_back((in_flight, mean));
+        self.rounds.push_back(RoundServed {
+            in_flight,
+            all,
+            seen,
+        });
     }
 
-    /// The round that served the most: its items in flight and mean run
-    /// time.
-    fn most(&self) -> Option<(f64, f64)> {
+    /// Forgets every round: the unloaded run time is measured again, or
+    /// slow start goes on, and what rounds served before says nothing of
+    /// the service that figure will be compared with.
+    pub(super) fn clear(&mut self) {
+        self.rounds.clear();
+    }
+
+    /// The round that served the most.
+    fn most(&self) -> Option<RoundServed> {
         self.rounds
             .iter()
             .copied()
-            .max_by(|a, b| (a.0 / a.1).total_cmp(&(b.0 / b.1)))
+            .max_by(|a, b| a.rate().total_cmp(&b.rate()))
     }
 
     /// The items in flight the most served would keep busy at the lowest
-    /// run time known (these rounds' means and `unloaded`), rounded down:
-    /// none before a round is known.
-    pub(super) fn floor(&self, unloaded: f64) -> usize {
-        let Some((in_flight, mean)) = self.most() else {
+    /// run time known (these rounds' means with outliers, and `unloaded`),
+    /// rounded down: none before a round is known.
+    pub(super) fn kept_busy(&self, unloaded: f64) -> usize {
+        let Some(most) = self.most() else {
             return 0;
         };
         let least = self
             .rounds
             .iter()
-            .map(|&(_, mean)| mean)
+            .map(|round| round.all)
             .fold(unloaded, f64::min);
-        // A limit is far below 2^52: the float is exact.
+        // The ratio first: where `least` is the round's own mean, the items
+        // in flight come back exactly, not a hair below and floored to one
+        // fewer.
+        let busy = (most.in_flight * (least / most.all)).floor();
+        // A limit is far below 2^52, and `busy` is whole and not negative:
+        // the cast loses nothing.
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let floor = (in_flight / mean * least).floor() as usize;
-        floor
+        let busy = busy as usize;
+        busy
     }
 }

@@ -450,12 +450,13 @@ both_modes! {
     /// time alone. But the rounds before it served as many at 20 ms, so the
     /// limit holds where it stands: over the second half of 600 moments,
     /// never below the capacity (without the floor: 22 in place, 18
-    /// spawned), and no higher than the rule's own probes past it reach
-    /// (43 in place, 38 spawned: the floor holds no queue standing).
+    /// spawned), and never past half as much again (where the queue would
+    /// take the p95 target's 1.5 times; the rule's own probes past the
+    /// capacity reach 43 in place, 38 spawned).
     fn aimd_holds_the_limit_where_a_pause_slows_a_round_without_a_queue(mode) {
         let paused = serve_pausing(mode, 32, 5, 600);
         let (lowest, highest) = paused.late_limits;
-        assert!(lowest >= 32 && highest <= 43, "{paused:?}");
+        assert!(lowest >= 32 && highest <= 48, "{paused:?}");
     }
 
     /// Point 26 with point 21: `try_bounded` streams adapt too.
