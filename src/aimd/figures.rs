@@ -49,9 +49,14 @@ impl Served {
         }
     }
 
+    /// How many a second.
+    pub(super) fn rate(&self) -> f64 {
+        self.in_flight / self.mean
+    }
+
     /// How many a second, its log.
     pub(super) fn log_rate(&self) -> f64 {
-        (self.in_flight / self.mean).ln()
+        self.rate().ln()
     }
 
     /// The standard error of the ratio of this rate to `other`'s, as a

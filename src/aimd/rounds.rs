@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use super::figures::{Baseline, RunTimes, Seen, binds};
+use super::figures::{Baseline, RunTimes, Seen, Served, binds};
 use super::moved::Cuts;
 use super::{
     Aimd, CLIP, Decision, EXIT, EXIT_SAMPLES, KEEP, LARGE_RISE, LEAST_QUEUE, REACHED_ROUNDS,
@@ -153,7 +153,8 @@ impl Aimd {
         // stand at a limit held on purpose: neither says what the service
         // serves at the limits the rule moves through.
         if binds_now && !self.slow_start && self.measuring.is_none() && !self.provisional {
-            self.throughput.add(in_flight, ended.all.mean, seen.mean);
+            self.throughput
+                .add(Served::of(in_flight, &ended.all), seen.mean);
         }
         if self.figure_learns() {
             // Slow start's figure: every run time before this round's.

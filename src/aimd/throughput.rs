@@ -15,6 +15,7 @@
 
 use std::collections::VecDeque;
 
+use super::figures::Served;
 use super::{SERVED_FELL, SERVED_ROUNDS};
 
 /// The last rounds that bound, out of slow start and of the measurements.
@@ -33,28 +34,21 @@ impl Default for Throughput {
     }
 }
 
-/// A round that bound: its items in flight, and its mean run time with the
-/// outliers (what Little's law needs: every item) and without (what its run
-/// time is compared by).
+/// A round that bound: what it served, by its mean run time with the
+/// outliers (what Little's law needs: every item), and its mean run time
+/// without them (what its run time is compared by).
 #[derive(Clone, Copy, Debug)]
 struct RoundServed {
-    in_flight: f64,
-    all: f64,
+    served: Served,
     seen: f64,
 }
 
-impl RoundServed {
-    /// How many a second it served.
-    fn rate(&self) -> f64 {
-        self.in_flight / self.all
-    }
-}
-
 impl Throughput {
-    /// A round that bound, `in_flight` items in flight on average, its mean
-    /// run time `all` with its outliers and `seen` without. One whose run
-    /// time, outliers left out, is 1 / `SERVED_FELL` times that of the
-    /// round that served the most (each item serving less than
+    /// A round that bound: what it `served` (its items in flight on average
+    /// and its run times with the outliers), and its mean run time `seen`
+    /// without them. One whose run time, outliers left out, is
+    /// 1 / `SERVED_FELL` times that of the round that served the most
+    /// (each item serving less than
     /// `SERVED_FELL` of what those did) has a service that changed (a
     /// capacity that fell, a slower version): the rounds before it no
     /// longer say what it serves, and are forgotten. (Outliers left out: a
@@ -62,8 +56,8 @@ impl Throughput {
     /// is the noise this floor is for, not a change.) A round at a limit
     /// far past a capacity may run that long too: what it served is then
     /// the capacity's, the floor it leaves.
-    pub(super) fn add(&mut self, in_flight: f64, all: f64, seen: f64) {
-        if all <= 0.0 {
+    pub(super) fn add(&mut self, served: Served, seen: f64) {
+        if served.mean <= 0.0 {
             return;
         }
         if self
@@ -75,11 +69,7 @@ impl Throughput {
         if self.rounds.len() == SERVED_ROUNDS {
             self.rounds.pop_front();
         }
-        self.rounds.push_back(RoundServed {
-            in_flight,
-            all,
-            seen,
-        });
+        self.rounds.push_back(RoundServed { served, seen });
     }
 
     /// Forgets every round: the unloaded run time is measured again, or
@@ -94,7 +84,7 @@ impl Throughput {
         self.rounds
             .iter()
             .copied()
-            .max_by(|a, b| a.rate().total_cmp(&b.rate()))
+            .max_by(|a, b| a.served.rate().total_cmp(&b.served.rate()))
     }
 
     /// The items in flight the most served would keep busy at the lowest
@@ -107,12 +97,12 @@ impl Throughput {
         let least = self
             .rounds
             .iter()
-            .map(|round| round.all)
+            .map(|round| round.served.mean)
             .fold(unloaded, f64::min);
         // The ratio first: where `least` is the round's own mean, the items
         // in flight come back exactly, not a hair below and floored to one
         // fewer.
-        let busy = (most.in_flight * (least / most.all)).floor();
+        let busy = (most.served.in_flight * (least / most.served.mean)).floor();
         // A limit is far below 2^52, and `busy` is whole and not negative:
         // the cast loses nothing.
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]

@@ -1,7 +1,11 @@
 //! What the service served: a cut for a queue in a round that binds goes no
 //! lower than the items in flight the round that served the most (of the
 //! last 8 that bound) would keep busy at the lowest run time known, rounded
-//! down; a round whose run time is 1 / 0.6 times that round's forgets them.
+//! down; a round whose run time is 1 / 0.6 times that round's forgets them,
+//! and so does a run time that moved; rounds of a measurement are not
+//! counted.
+
+use std::time::Duration;
 
 use crate::aimd::Aimd;
 
@@ -87,4 +91,43 @@ fn what_was_served_is_forgotten_after_8_rounds_that_bind() {
         assert_eq!(feed.round_of(12_500, 12_500, true).limit, 16);
     }
     assert_eq!(feed.round_of(12_500, 12_500, true).limit, 13);
+}
+
+#[test]
+fn rounds_that_measure_the_unloaded_run_time_are_not_what_was_served() {
+    // A rise at 64 is measured at 32: rounds of 10 ms held there on purpose,
+    // 3.2 items a millisecond, and provisional too (slow start's figure
+    // stands until they are done), so either guard keeps them out.
+    // Measured, the limit closes in on the ceiling (37).
+    let (mut feed, rise) = Feed::rise_at_64(10, 15);
+    assert_eq!(rise.limit, 32);
+    for _ in 0..3 {
+        assert_eq!(feed.round(10).limit, 32);
+    }
+    assert_eq!(feed.round(10).limit, 37);
+    // The service now takes 24 at 10 ms: 15.4 ms at 37, 13 waiting, within
+    // 1 / 0.6 of the measurement's run time. Only this round counts as
+    // served: it keeps 24 busy at 10 ms, and the cut goes there. Counted,
+    // the measurement's rounds would hold it at 32.
+    assert_eq!(feed.serving(24, 10).limit, 24);
+}
+
+#[test]
+fn a_run_time_that_moved_forgets_what_was_served() {
+    // At 32 on 10 ms, the run time doubles with no change of load: the round
+    // at 32 (20 ms) counts as served, and is cut to 16; at 16 the run time
+    // is still 20 ms, which moves the unloaded one there, and the limit goes
+    // back to 32.
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(32));
+    feed.settle_at(32, 10, 10);
+    assert_eq!(feed.round(20).limit, 16);
+    let rebased = feed.round(20);
+    assert_eq!(
+        (rebased.limit, rebased.base),
+        (32, Some(Duration::from_millis(20)))
+    );
+    // 25 ms at 32 against 20: 6.4 waiting, cut to 26. The rounds of 20 ms
+    // before the move, kept, would make a floor of about 32 (what they
+    // served, at the new unloaded run time) and hold the limit at 31.
+    assert_eq!(feed.round(25).limit, 26);
 }
