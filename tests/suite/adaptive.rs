@@ -454,9 +454,8 @@ both_modes! {
     /// take the p95 target's 1.5 times; the rule's own probes past the
     /// capacity reach 43 in place, 38 spawned).
     fn aimd_holds_the_limit_where_a_pause_slows_a_round_without_a_queue(mode) {
-        let paused = serve_pausing(mode, 32, 5, 600);
-        let (lowest, highest) = paused.late_limits;
-        assert!(lowest >= 32 && highest <= 48, "{paused:?}");
+        let (lowest, highest) = serve_pausing(mode, 32, 5, 600);
+        assert!(lowest >= 32 && highest <= 48, "{:?}", (lowest, highest));
     }
 
     /// Point 26 with point 21: `try_bounded` streams adapt too.
@@ -496,8 +495,15 @@ fn adaptive_after_the_first_poll_panics() {
 /// queue: a call enters service in the moment it starts if a server is free
 /// (else, first come first served, in the first moment one is) and takes
 /// two moments (20 ms), except that one moment in `every` completes none:
-/// those due then complete in the next (30 ms). Refuses nothing.
-fn serve_pausing(mode: support::Mode, capacity: usize, every: usize, moments: usize) -> Served {
+/// those due then complete in the next (30 ms). Refuses nothing, so what it
+/// gives back is the lowest and the highest workers limit over the second
+/// half of the moments.
+fn serve_pausing(
+    mode: support::Mode,
+    capacity: usize,
+    every: usize,
+    moments: usize,
+) -> (usize, usize) {
     support::reset_clock();
     let gates = Gates::new();
     let mut run = drive!(
@@ -508,11 +514,7 @@ fn serve_pausing(mode: support::Mode, capacity: usize, every: usize, moments: us
             .adaptive(Aimd::new(1, 256), |_: &usize| false)
             .clock(now)
     );
-    let mut served = Served {
-        late_limits: (usize::MAX, 0),
-        beyond_late: 0,
-        beyond: 0,
-    };
+    let mut late_limits = (usize::MAX, 0);
     // The calls in service, and the moment each entered it.
     let mut serving = std::collections::BTreeMap::new();
     let enter = |serving: &mut std::collections::BTreeMap<usize, usize>, moment: usize| {
@@ -540,11 +542,11 @@ fn serve_pausing(mode: support::Mode, capacity: usize, every: usize, moments: us
         enter(&mut serving, moment);
         if moment > moments / 2 {
             let limit = run.limits().workers();
-            let (lowest, highest) = &mut served.late_limits;
+            let (lowest, highest) = &mut late_limits;
             (*lowest, *highest) = ((*lowest).min(limit), (*highest).max(limit));
         }
     }
-    served
+    late_limits
 }
 
 /// What [`serve`] saw over the second half of its moments: the lowest and
