@@ -95,8 +95,9 @@ use tuning::{
 /// **Slow start** doubles the limit while rounds bind and show no rise. Its
 /// figure of the unloaded run time is every run time it saw (its rounds, and
 /// the items a round leaves out, which ran under the old limit), outliers taken
-/// against their median (a slow item or two among few samples would lift a mean
-/// past any outlier test). That figure favours the fast items, so it only ends
+/// against their lower quartile (a slow item or two among few samples would lift
+/// a mean past any outlier test, and where slow requests are common the median
+/// may fall among them). That figure favours the fast items, so it only ends
 /// slow start: once it holds 16 samples, a round whose queue against it exceeds
 /// three standard errors is a *rise*, and so is one beyond one and a half if
 /// the next round at its limit (all of it in flight there) is beyond them too:
@@ -135,7 +136,7 @@ use tuning::{
 /// after back-pressure ended it), and is held there: after the warm-up and
 /// one more round, settled rounds measure the unloaded run time, at least 32
 /// samples and three rounds' worth, outliers again taken against their
-/// median. (When slow start ended because the source held the load back, the
+/// lower quartile. (When slow start ended because the source held the load back, the
 /// source sets the load, and the limit grows as below while it measures.)
 ///
 /// Slow start may have passed the limit it measures at with rounds too short to
@@ -554,7 +555,7 @@ pub struct Aimd {
     start_decided: bool,
     /// Slow start's last binding round with no rise.
     gained: Option<Gained>,
-    /// Room to take a median in.
+    /// Room to take a quartile in.
     scratch: Vec<f64>,
     /// The settled rounds at the current limit, taken together.
     pool: Option<Pool>,
@@ -773,7 +774,7 @@ impl Aimd {
 #[cfg(test)]
 impl Aimd {
     /// The room reserved for run times: its slow start figure's or a
-    /// measurement's, a round's, and the median's.
+    /// measurement's, a round's, and the quartile's.
     pub(crate) fn room(&self) -> [usize; 3] {
         [
             self.runs.capacity(),

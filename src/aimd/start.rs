@@ -280,7 +280,7 @@ impl Aimd {
             self.decide(at, limit, Some(mean), false);
             return;
         }
-        // Never `None`: the median is within `CLIP` times itself.
+        // Never `None`: the lower quartile is within `CLIP` times itself.
         let Some(base) = Baseline::of_runs(&self.runs, &mut self.scratch, self.limit) else {
             self.decide(at, self.limit, Some(mean), false);
             return;
