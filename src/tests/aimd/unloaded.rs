@@ -1,4 +1,5 @@
 //! The unloaded run time (of the fast requests where slow ones are common,
+//! outliers cut again until a cut keeps the same,
 //! learned only where no queue hides, lowered by a
 //! faster round, moved by a rise of the run time itself, told by four samples
 //! where they are clear; cuts forgotten after a round with no queue, but not
@@ -49,6 +50,21 @@ fn common_slow_requests_leave_a_figure_of_the_fast_ones_wherever_the_median_fall
         sample(t + i as u64 * MS, run, true, false, 4)
     });
     assert_eq!(first.base, Some(Duration::from_millis(4)), "{first:?}");
+}
+
+#[test]
+fn outliers_are_cut_again_until_a_cut_keeps_what_the_one_before_did() {
+    // The rule, slow start: outliers are run times over four times the mean
+    // of those kept. Run times of 1, 1, 1, 1, 3, 5, 7 and 10 ms: the first
+    // cut, at four times the lower quartile (1 ms), keeps five (mean 1.4
+    // ms); the next, at 5.6 ms, six (2 ms); then seven (2.71 ms) and all
+    // eight (3.625 ms), where it stays. Two cuts alone would have left a
+    // figure of 2 ms, against which the 10 ms one is an outlier.
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(8));
+    let t = feed.now;
+    let runs = [1, 1, 1, 1, 3, 5, 7, 10];
+    let first = feed.until_decision(|_, i| sample(t + i as u64 * MS, runs[i] * MS, true, false, 8));
+    assert_eq!(first.base, Some(Duration::from_micros(3_625)), "{first:?}");
 }
 
 #[test]
