@@ -95,12 +95,13 @@ use tuning::{
 /// **Slow start** doubles the limit while rounds bind and show no rise. Its
 /// figure of the unloaded run time is every run time it saw (its rounds, and
 /// the items a round leaves out, which ran under the old limit), outliers taken
-/// from their lower quartile up (a slow item or two among few samples would lift
-/// a mean past any outlier test, and where slow requests are common the median
-/// may fall among them): cut at 4 times the lower quartile, then at 4 times the
-/// mean of what each cut kept, until a cut keeps the same. That figure favours the fast items, so it only ends
-/// slow start: once it holds 16 samples, a round whose queue against it exceeds
-/// three standard errors is a *rise*, and so is one beyond one and a half if
+/// from their lower quartile up (a slow item or two among few samples would
+/// lift a mean past any outlier test, and where slow requests are common the
+/// median may fall among them): cut at 4 times the lower quartile, then at 4
+/// times the mean of what each cut kept, until a cut keeps the same. That
+/// figure favours the fast items, so it only ends slow start: once it holds
+/// 16 samples, a round whose queue against it exceeds three standard errors
+/// is a *rise*, and so is one beyond one and a half if
 /// the next round at its limit (all of it in flight there) is beyond them too:
 /// a doubling past the capacity costs a queue or refusals, and a rise that was
 /// none costs the measurement below and the climb back, many run times on a
@@ -137,8 +138,8 @@ use tuning::{
 /// after back-pressure ended it), and is held there: after the warm-up and
 /// one more round, settled rounds measure the unloaded run time, at least 32
 /// samples and three rounds' worth, outliers again taken from their lower
-/// quartile up. (When slow start ended because the source held the load back, the
-/// source sets the load, and the limit grows as below while it measures.)
+/// quartile up. (When slow start ended because the source held the load back,
+/// the source sets the load, and the limit grows as below while it measures.)
 ///
 /// Slow start may have passed the limit it measures at with rounds too short to
 /// show a queue there (a capacity of 2 or 3, where a round is a few samples),

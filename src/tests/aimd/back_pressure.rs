@@ -296,7 +296,7 @@ fn back_pressure_that_ended_slow_start_measures_a_queue_below_the_refusals_away(
     }
     // ... a figure clearly lower: 33 queued. The unloaded run time is the
     // one measured at 17 (its 2 and 6 ms samples, 3.9 ms: the 22 ms ones,
-    // over four times their lower quartile's, are outliers), not the queued
+    // over four times the others' mean, are outliers), not the queued
     // one (7.6), and the ceiling is what the service took at 33 by it, with
     // one and a half standard errors more, and one: 22. The limit grows by
     // half the gap to just below it (19 at once), and holds there.

@@ -1,8 +1,7 @@
 //! The unloaded run time (of the fast requests where slow ones are common,
-//! outliers cut again until a cut keeps the same,
-//! learned only where no queue hides, lowered by a
-//! faster round, moved by a rise of the run time itself, told by four samples
-//! where they are clear; cuts forgotten after a round with no queue, but not
+//! outliers cut again until a cut keeps the same, learned only where no
+//! queue hides, lowered by a faster round, moved by a rise of the run time
+//! itself, told by four samples where they are clear; cuts forgotten after a round with no queue, but not
 //! while the run time stays), a measurement of more than 1 024 run times (of its
 //! latest), the room for run times reserved once, the clamps, the history, and
 //! the panics.
@@ -34,8 +33,8 @@ fn a_measurement_of_more_than_1024_run_times_is_of_its_latest_1024() {
 
 #[test]
 fn common_slow_requests_leave_a_figure_of_the_fast_ones_wherever_the_median_falls() {
-    // The rule, slow start: outliers are taken against the run times' lower
-    // quartile. A cold cache misses half its reads at 50 ms and serves the
+    // The rule, slow start: outliers are taken from the run times' lower
+    // quartile up. A cold cache misses half its reads at 50 ms and serves the
     // rest in 4. Slow start's first round at 4 has two of each: its median
     // (the third) is a miss, against which nothing is an outlier (a figure of
     // 27 ms, against which a round's misses are outliers, its hits far
