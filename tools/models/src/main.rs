@@ -37,6 +37,11 @@
 //!   round trip after it. A target it misses is out of reach of any
 //!   controller that grows no faster and hears no sooner; the guide's
 //!   adaptive page sets it beside the rule.
+//! - `--guide PATH`: checks that the adaptive guide at PATH
+//!   (`src/guide/adaptive.md`) has this run's line for each model, and for
+//!   the family and the refused models each row too, exactly, and no other
+//!   line for them (`guide.rs`); exits with 1 if not. The figures repeat, so
+//!   a change that moves one updates the guide with it.
 //! - `--at-least N`: exits with 1 only if fewer than N runs met every target
 //!   (a floor: the runs a family met when it was set, so that a change
 //!   that loses runs on a family the rule still misses cannot land
@@ -51,6 +56,7 @@
 mod chart;
 mod drift;
 mod fresh;
+mod guide;
 mod job;
 mod models;
 mod oracle;
@@ -85,6 +91,9 @@ struct Options {
     trace: bool,
     chart: Option<String>,
     at_least: Option<usize>,
+    guide: Option<String>,
+    /// The family's rows are in the guide's first table too.
+    full_rows: bool,
     limiter: Limiter,
 }
 
@@ -97,6 +106,8 @@ fn options() -> Result<Options, String> {
         trace: false,
         chart: None,
         at_least: None,
+        guide: None,
+        full_rows: true,
         limiter: Limiter::Aimd,
     };
     let mut args = std::env::args().skip(1);
@@ -124,7 +135,9 @@ fn options() -> Result<Options, String> {
                 }
             }
             "--family" => {
-                options.family = match value()?.as_str() {
+                let family = value()?;
+                options.full_rows = matches!(family.as_str(), "family" | "refused");
+                options.family = match family.as_str() {
                     "family" => Model::all,
                     "refused" => Model::refused_anyway,
                     "outside" => outside::models,
@@ -147,6 +160,7 @@ fn options() -> Result<Options, String> {
             "--trace" => options.trace = true,
             "--chart" => options.chart = Some(value()?),
             "--oracle" => options.limiter = Limiter::Oracle,
+            "--guide" => options.guide = Some(value()?),
             "--at-least" => {
                 let runs = value()?;
                 options.at_least = Some(
@@ -156,6 +170,10 @@ fn options() -> Result<Options, String> {
             }
             other => return Err(format!("unknown option {other}")),
         }
+    }
+    if options.guide.is_some() && (options.model.is_some() || options.trace) {
+        // The guide's lines are of every model of the family.
+        return Err("--guide checks every model: not with --model or --trace".into());
     }
     Ok(options)
 }
@@ -256,6 +274,8 @@ fn main() {
         "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- | --- | ---: |"
     );
     let (mut all_met, mut all_runs) = (0, 0);
+    let mut summaries = Vec::new();
+    let mut guided = Vec::new();
     for (index, row) in rows.iter().enumerate() {
         let row_scores: Vec<&(u64, Score)> = scores
             .iter()
@@ -265,7 +285,8 @@ fn main() {
         if options.runs {
             for (seed, score) in &row_scores {
                 let met = usize::from(score.misses.is_empty());
-                print_row(row, &format!(" seed {seed}"), score, &format!("{met} / 1"));
+                let line = row_line(row, &format!(" seed {seed}"), score, &format!("{met} / 1"));
+                println!("{line}");
             }
         }
         let worst = row_scores
@@ -278,8 +299,37 @@ fn main() {
             .filter(|(_, score)| score.misses.is_empty())
             .count();
         (all_met, all_runs) = (all_met + met, all_runs + row_scores.len());
-        print_row(row, "", &worst, &format!("{met} / {}", row_scores.len()));
+        let line = row_line(row, "", &worst, &format!("{met} / {}", row_scores.len()));
+        println!("{line}");
+        if options.full_rows {
+            let key = format!(
+                "| {} | {} | {} | ",
+                row.model.name,
+                row.queue(),
+                row.mode.name()
+            );
+            guided.push((key, line));
+        }
+        guide::Summary::add(
+            &mut summaries,
+            row.model.name,
+            &worst,
+            met,
+            row_scores.len(),
+        );
     }
+    let guide_kept = options.guide.as_deref().is_none_or(|path| {
+        println!("\nthe guide's lines for this family ({path}):");
+        for summary in &summaries {
+            println!("{}", summary.line());
+        }
+        guided.extend(
+            summaries
+                .iter()
+                .map(|summary| (summary.key(), summary.line())),
+        );
+        guide::check(path, &guided)
+    });
 
     if let Some(path) = options.chart {
         let charted: Vec<_> = CHARTED
@@ -300,6 +350,10 @@ fn main() {
         println!("\nchart: {path}");
     }
     println!("\nruns met: {all_met} of {all_runs}");
+    if !guide_kept {
+        println!("the guide's tables are not this run's: update them (every figure repeats)");
+        std::process::exit(1);
+    }
     match options.at_least {
         Some(floor) if all_met < floor => {
             println!("fewer than the {floor} runs this family met when the floor was set");
@@ -342,7 +396,19 @@ fn run_all(rows: &[Row], jobs: &[(usize, u64)], limiter: Limiter) -> Vec<(usize,
     done
 }
 
-fn print_row(row: &Row, seed: &str, score: &Score, met: &str) {
+impl Row {
+    /// The queue discipline, as the tables name it.
+    fn queue(&self) -> &'static str {
+        if self.model.queues() {
+            self.discipline.name()
+        } else {
+            "none"
+        }
+    }
+}
+
+/// A row of the table (one seed's, or the worst over them).
+fn row_line(row: &Row, seed: &str, score: &Score, met: &str) -> String {
     let span = |span: &Span| format!("{}–{}, mean {:.1}", span.low, span.high, span.mean);
     let settle = match score.settle {
         None => "—".to_string(),
@@ -362,26 +428,16 @@ fn print_row(row: &Row, seed: &str, score: &Score, met: &str) {
     } else {
         format!("missed: {}", score.misses.join(", "))
     };
-    let base = if score.base > 0 {
-        format!(" + {} whatever the load", score.base)
-    } else {
-        String::new()
-    };
-    let queue = if row.model.queues() {
-        row.discipline.name()
-    } else {
-        "none"
-    };
-    println!(
-        "| {}{seed} | {queue} | {} | {:.3} | {} ({:.2} %){base} | {:.2} | {:.2} | {:.2} | {} | {settle} | {after} | {targets} | {met} |",
+    format!(
+        "| {}{seed} | {} | {} | {:.3} | {} | {:.2} | {:.2} | {:.2} | {} | {settle} | {after} | {targets} | {met} |",
         row.model.name,
+        row.queue(),
         row.mode.name(),
         score.goodput,
-        score.wasted,
-        100.0 * score.wasted as f64 / score.calls as f64,
+        score.wasted_text(),
         score.quantiles[0],
         score.quantiles[1],
         score.quantiles[2],
         span(&score.before),
-    );
+    )
 }

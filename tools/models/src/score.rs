@@ -227,6 +227,21 @@ impl Score {
     }
 
     /// The worst of two scores, figure by figure (the mean limits: the lower).
+    /// The wasted calls as the tables print them: refused by the load, their
+    /// share of all calls, and those refused whatever the load.
+    pub fn wasted_text(&self) -> String {
+        let base = if self.base > 0 {
+            format!(" + {} whatever the load", self.base)
+        } else {
+            String::new()
+        };
+        format!(
+            "{} ({:.2} %){base}",
+            self.wasted,
+            100.0 * self.wasted as f64 / self.calls as f64
+        )
+    }
+
     pub fn worst(self, other: Score) -> Score {
         let wasted_share = |s: &Score| s.wasted as f64 / s.calls as f64;
         let (wasted, base, calls) = if wasted_share(&other) > wasted_share(&self) {
