@@ -325,7 +325,9 @@ use tuning::{
 /// in flight, each lower the ceiling by one from the limit at the back-off,
 /// and the limit below it: a service that refused *k* of *L* took *L − k*. A
 /// measurement under way starts again at the lower limit. A ceiling that one
-/// refusal alone set is tried again after one round with no queue; a probe
+/// refusal alone set is tried again after one round with no queue, unless
+/// that refusal came at or above the level refusals last counted at (that
+/// level found again, whatever ceiling a queue set below it since); a probe
 /// of a level that passes with no back-pressure shows the refusal came
 /// whatever the load: the level goes, and slow start goes on if that
 /// refusal ended it (unless a rise was measured since, which decides). A

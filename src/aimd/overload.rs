@@ -86,11 +86,15 @@ impl Aimd {
         // What was tested is the limit in force (slow start's doubling takes
         // effect one completion at a time).
         self.limit = self.paced.min(sample.in_flight.max(self.min));
-        self.refusals.back_pressure(self.limit, self.slow_start);
+        let found_again = self.refusals.back_pressure(self.limit, self.slow_start);
         // Unless more refusals of the same items follow, one refusal alone
-        // set a new ceiling (not one a probe found again): it is checked
-        // after a round.
-        self.recheck = self.ceiling.is_none_or(|ceiling| ceiling > self.limit);
+        // set a new ceiling: it is checked after a round. Not one that came
+        // back where refusals last counted, though, whatever ceiling stood
+        // since: a queue may have set one below them, which a probe then
+        // found stale (a refuse-only service whose unloaded run time was
+        // measured low), and the climb past it met the refusals' level
+        // again. Checked, that level was refused twice for each such climb.
+        self.recheck = !found_again && self.ceiling.is_none_or(|ceiling| ceiling > self.limit);
         self.ceiling = Some(self.limit);
         self.step = 1;
         self.burst = Some(Burst {

@@ -323,8 +323,9 @@ impl Refusals {
         }
     }
 
-    /// Back-pressure at `limit`: it becomes the level.
-    pub(super) fn back_pressure(&mut self, limit: usize, slow_start: bool) {
+    /// Back-pressure at `limit`: it becomes the level. Whether it found the
+    /// level before again (came at or above it).
+    pub(super) fn back_pressure(&mut self, limit: usize, slow_start: bool) -> bool {
         // Below a level of one refusal alone, not found again since, that
         // level may still be the base rate's: if it ended slow start, so
         // does this one.
@@ -338,6 +339,7 @@ impl Refusals {
             ended_slow_start: slow_start || unsure,
         });
         self.evidence = 0.0;
+        found_again
     }
 
     /// Whether refusals of the items in flight at a back-off, `refused` so

@@ -4,8 +4,9 @@
 //! refusals from before a change are not news, a rise after back-pressure
 //! that ended slow start counts beyond three standard errors (with no
 //! figure yet), confirmed back-pressure that ended slow start is measured at
-//! once (and a queue below the refusals found), and refusals that too few
-//! calls below can judge step the limit down by one.
+//! once (and a queue below the refusals found), refusals that too few
+//! calls below can judge step the limit down by one, and a refusal where
+//! refusals last counted is that level found again (not checked again).
 
 use std::time::Duration;
 
@@ -336,4 +337,54 @@ fn slow_start_goes_on_after_a_measured_back_off_whose_level_passes() {
     assert_eq!(feed.last().base, Some(Duration::from_millis(10)));
     assert_eq!(limits[..4], [33, 33, 33, 34]);
     assert_eq!(limits[limits.len() - 2..], [35, 70]);
+}
+
+/// Samples of a service that takes 3 at a time and refuses the rest at
+/// once, `run` microseconds each, until `until` says stop (given the feed
+/// after each completion).
+fn serving_3(feed: &mut Feed, run: u64, mut until: impl FnMut(&Feed) -> bool) {
+    for _ in 0..100_000 {
+        let (limit, t) = (feed.limit(), feed.now);
+        for _ in 3..limit {
+            feed.aimd.sample(&sample(t, 1, true, true, limit));
+        }
+        let running = limit.min(3);
+        feed.now = t + run / running as u64;
+        feed.aimd
+            .sample(&sample(feed.now - run, run, true, false, running));
+        if until(feed) {
+            return;
+        }
+    }
+    panic!("not done in 100,000 samples");
+}
+
+#[test]
+fn a_refusal_where_refusals_last_counted_is_not_checked_again_after_a_queue_s_ceiling_went_stale() {
+    // A service that takes 3 at a time, 10 ms each, and refuses the rest at
+    // once: refusals at 4 set the level there, and the limit holds at 3.
+    // Then one slow stretch (30 ms a call) reads as a queue at 3: the cut
+    // sets a ceiling of 3, below the refusals' level. Back to 10 ms, the
+    // probe of 3 shows no queue, that ceiling is stale, and the climb meets
+    // the refusals at 4 again: the level found again, not one refusal alone,
+    // so the limit holds below it rather than trying 4 again at once (which
+    // cost a second refusal for each such climb).
+    let mut feed = Feed::new(Aimd::new(1, 256));
+    serving_3(&mut feed, 10 * MS, |feed| feed.decisions() > 60);
+    assert_eq!(feed.limit(), 3, "{:?}", feed.history.rounds());
+    let slow = feed.decisions();
+    serving_3(&mut feed, 30 * MS, |feed| feed.limit() < 3);
+    serving_3(&mut feed, 10 * MS, |feed| feed.limit() == 4);
+    let climbed = feed.decisions();
+    serving_3(&mut feed, 10 * MS, |feed| feed.decisions() > climbed + 20);
+    let after: Vec<_> = feed.history.rounds()[climbed - 1..]
+        .iter()
+        .map(|round| (round.limit, round.overload))
+        .collect();
+    assert_eq!(after[..2], [(4, false), (3, true)], "{after:?}");
+    assert!(
+        after[2..].iter().all(|&round| round == (3, false)),
+        "{after:?}"
+    );
+    assert!(slow < climbed);
 }
