@@ -44,7 +44,7 @@ use throughput::Throughput;
 use tuning::{
     BACKOFF, CLIP, CONFIRM, EXIT, EXIT_SAMPLES, FIRST_SAMPLES, FLAT, GRADIENT, GRADIENT_ROUNDS,
     HALF_RISE, HALF_SAMPLES, HALVED, HALVED_EARLY, HALVED_SAMPLES, KEEP, LARGE_RISE, LEAST_QUEUE,
-    LOOSE, MEASURE, MEASURE_ROUNDS, MEMORY, MOMENT_MOST, PROBE_ROUNDS, PROBE_SAMPLES,
+    LOOSE, MEASURE, MEASURE_ROUNDS, MEMORY, MOMENT_MOST, MOMENTS_KEPT, PROBE_ROUNDS, PROBE_SAMPLES,
     REACHED_ROUNDS, REFUSED_PROBE, RUNS_KEPT, SERVED_FELL, SERVED_ROUNDS, SETTLED, SOMETIMES,
     START, SURE, SUSPECT, TOLERANCE,
 };
@@ -318,7 +318,12 @@ use tuning::{
 /// time, so the limit in force may be below the doubled one), or from the
 /// items in flight when it came back if fewer (refused items leave at once,
 /// and the stream would fill the limit again with calls the service refuses
-/// too): it becomes the
+/// too), or from the limit in force when the refused item started if lower
+/// (known for the last four moments: spawned, each task starts its next
+/// item as it completes one, so the items in flight when a refusal comes
+/// back count those started after the refused one, as many as the moment's
+/// completions allowed; in place the stream starts them only once the
+/// moment's completions are heard of): it becomes the
 /// level and the ceiling, and the limit × [`backoff`](Self::backoff)
 /// (default 0.9, at least one lower). Refusals of items started before that
 /// (the same news), beyond those the base rate explains among the items then
@@ -597,6 +602,10 @@ pub struct Aimd {
     unstarted: usize,
     /// When the last sample completed.
     moment: Duration,
+    /// The last moments before it, latest first, each with the limit in
+    /// force at its end: what a refusal of an item started then tested.
+    /// `usize::MAX` where none is known yet.
+    moments: [(Duration, usize); MOMENTS_KEPT],
     /// Every refusal heard of, judged against the limit.
     refusals: Refusals,
     /// The ceiling was set by one refusal alone: probe it after a round.
@@ -671,6 +680,7 @@ impl Aimd {
             paced: START.clamp(min, max),
             unstarted: 0,
             moment: Duration::ZERO,
+            moments: [(Duration::ZERO, usize::MAX); MOMENTS_KEPT],
             recheck: false,
             gradient: Gradient::default(),
             throughput: Throughput::default(),

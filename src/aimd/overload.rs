@@ -84,8 +84,20 @@ impl Aimd {
             }
         }
         // What was tested is the limit in force (slow start's doubling takes
-        // effect one completion at a time).
-        self.limit = self.paced.min(sample.in_flight.max(self.min));
+        // effect one completion at a time), and no more than the limit when
+        // the refused item started: spawned, the items in flight when it
+        // came back count those the moment's other completions started
+        // after it (a refuse-only service of 32 backed off from 44 where in
+        // place it did from 38, and the doubling's burst refused 7 more).
+        let then = if sample.started < self.moment {
+            self.moments
+                .iter()
+                .find(|&&(at, _)| at <= sample.started)
+                .map_or(usize::MAX, |&(_, limit)| limit)
+        } else {
+            usize::MAX
+        };
+        self.limit = self.paced.min(sample.in_flight).min(then).max(self.min);
         let found_again = self.refusals.back_pressure(self.limit, self.slow_start);
         // Unless more refusals of the same items follow, one refusal alone
         // set a new ceiling: it is checked after a round. Not one that came

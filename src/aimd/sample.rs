@@ -22,6 +22,8 @@ impl Controller for Aimd {
         // limit as reached if they would reach it.
         let done = sample.started + sample.run;
         if done != self.moment {
+            self.moments.rotate_right(1);
+            self.moments[0] = (self.moment, self.paced);
             self.moment = done;
             self.unstarted = 0;
         }

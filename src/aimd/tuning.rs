@@ -105,6 +105,10 @@ pub(super) const START: usize = 4;
 /// rise (a quarter of the limit: the family's capacity of 8 lost all 800
 /// runs).
 pub(super) const MOMENT_MOST: usize = 32;
+/// The limit in force is kept for this many moments back: a refusal comes
+/// back at once, so the item it refused started a moment or two ago; one
+/// started earlier is judged by the items in flight, as before.
+pub(super) const MOMENTS_KEPT: usize = 4;
 
 /// The rounds that bound whose throughput sets the floor under the cuts:
 /// enough that a drifting speed's slow stretch (a round or two) leaves a

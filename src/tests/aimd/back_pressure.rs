@@ -5,8 +5,9 @@
 //! that ended slow start counts beyond three standard errors (with no
 //! figure yet), confirmed back-pressure that ended slow start is measured at
 //! once (and a queue below the refusals found), refusals that too few
-//! calls below can judge step the limit down by one, and a refusal where
-//! refusals last counted is that level found again (not checked again).
+//! calls below can judge step the limit down by one, a refusal where
+//! refusals last counted is that level found again (not checked again), and
+//! a back-off is from the limit in force when the refused items started.
 
 use std::time::Duration;
 
@@ -68,7 +69,10 @@ fn slow_start_past_a_refusing_service_comes_back_at_once() {
     // completion at a time: each of the 32 items running completes and
     // starts two, one of which the service refuses at once. Five refusals
     // in ten calls are more than a base rate explains: back-pressure at the
-    // limit in force, 32 + 10 = 42, cut to 37, long before 64.
+    // limit in force when the fifth refused item started, 32 + 9 = 41 (five
+    // completions and the four refusals before it raised it one each; its
+    // own completion raises it to 42, after the service refused it), cut
+    // to 36, long before 64.
     let t = feed.now;
     let mut refused = 0;
     for i in 0..32 {
@@ -81,7 +85,38 @@ fn slow_start_past_a_refusing_service_comes_back_at_once() {
         }
     }
     assert_eq!(refused, 5);
-    assert_eq!(feed.limit(), 37);
+    assert_eq!(feed.limit(), 36);
+}
+
+#[test]
+fn back_pressure_backs_off_from_the_limit_in_force_when_the_refused_items_started() {
+    // Slow start at 32 doubles to 64, one completion at a time. Spawned,
+    // each completion's task starts its items at once, so the items in
+    // flight rise within a moment: 5 completions in one moment raise the
+    // limit in force to 37, and 5 in the next to 42, while the service,
+    // which takes 32, refuses the items the first moment started. They
+    // found 37 in force, not the 42 in flight when their refusals came
+    // back: back-pressure backs off from 37, to 33 (from 42 it would be 37).
+    let mut feed = Feed::new(Aimd::new(1, 256).starting_at(1));
+    feed.slow_start_to(64, 10);
+    let first = feed.now;
+    let mut in_flight = 32;
+    for i in 0..5 {
+        in_flight += 1;
+        let started = first - 10 * MS + i;
+        feed.aimd
+            .sample(&sample(started, first - started, false, false, in_flight));
+    }
+    let second = first + MS;
+    for i in 0..5 {
+        in_flight += 1;
+        let started = second - 10 * MS + i;
+        feed.aimd
+            .sample(&sample(started, second - started, false, false, in_flight));
+    }
+    let backoff = feed.until_decision(|_, _| sample(first, MS + 1, true, true, in_flight));
+    assert!(backoff.overload, "{backoff:?}");
+    assert_eq!(backoff.limit, 33);
 }
 
 #[test]
@@ -216,16 +251,11 @@ fn at_a_small_limit_a_ceiling_back_pressure_set_is_probed_within_32_rounds() {
     // been a base rate's, though, so the ceiling is tried every 32 rounds:
     // refused, and back at 3.
     let mut feed = Feed::new(Aimd::new(1, 256));
-    for _ in 0..3_000 {
-        let (limit, t) = (feed.limit(), feed.now);
-        for _ in 3..limit {
-            feed.aimd.sample(&sample(t, 1, true, true, limit));
-        }
-        let running = limit.min(3);
-        feed.now = t + 10 * MS / running as u64;
-        feed.aimd
-            .sample(&sample(feed.now - 10 * MS, 10 * MS, true, false, running));
-    }
+    let mut completions = 0;
+    serving_3(&mut feed, 10 * MS, |_| {
+        completions += 1;
+        completions == 3_000
+    });
     let rounds: Vec<_> = feed
         .history
         .rounds()
@@ -263,9 +293,11 @@ fn serving_17(feed: &mut Feed) -> super::Decision {
 fn back_pressure_that_ended_slow_start_measures_a_queue_below_the_refusals_away() {
     // Slow start shows no rise up to 32 (its rounds of the service above,
     // and at 32 one of only the first 17's times) and its doubling to 64 is
-    // refused: five refusals in as many calls are back-pressure at the
-    // limit in force, 37, cut to 33; the refusals of two of the items then
-    // in flight, more than the base rate explains (one), confirm it.
+    // refused: five refusals in as many calls, each of an item started once
+    // the one before came back (and raised the limit by one), are
+    // back-pressure at the limit in force when the fifth started, 36, cut
+    // to 32; the refusals of two of the items then in flight, more than the
+    // base rate explains (one), confirm it.
     let mut feed = Feed::new(Aimd::new(1, 256).starting_at(1));
     while feed.limit() < 32 {
         serving_17(&mut feed);
@@ -277,28 +309,28 @@ fn back_pressure_that_ended_slow_start_measures_a_queue_below_the_refusals_away(
     });
     assert_eq!(doubled.limit, 64);
     let t = feed.now;
-    let refused = feed.until_decision(|_, _| sample(t, MS, true, true, 64));
+    let refused = feed.until_decision(|_, i| sample(t + i as u64, 1, true, true, 33 + i));
     assert!(refused.overload);
-    assert_eq!(feed.limit(), 33);
+    assert_eq!(feed.limit(), 32);
     for _ in 0..2 {
         feed.aimd.sample(&sample(t - MS, MS, true, true, 64));
     }
-    assert_eq!(feed.limit(), 33);
-    // At 33, 16 wait: a round shows no rise beyond three standard errors
+    assert_eq!(feed.limit(), 32);
+    // At 32, 15 wait: a round shows no rise beyond three standard errors
     // against slow start's figure; three rounds' worth measured together
-    // stand clearly above it, as a queue makes them: measured again at 17,
+    // stand clearly above it, as a queue makes them: measured again at 16,
     // where nothing waits, ...
-    while feed.limit() == 33 {
+    while feed.limit() == 32 {
         serving_17(&mut feed);
     }
-    assert_eq!(feed.limit(), 17);
-    while feed.limit() == 17 {
+    assert_eq!(feed.limit(), 16);
+    while feed.limit() == 16 {
         serving_17(&mut feed);
     }
-    // ... a figure clearly lower: 33 queued. The unloaded run time is the
-    // one measured at 17 (its 2 and 6 ms samples, 3.9 ms: the 22 ms ones,
+    // ... a figure clearly lower: 32 queued. The unloaded run time is the
+    // one measured at 16 (its 2 and 6 ms samples, 4 ms: the 22 ms ones,
     // over four times the others' mean, are outliers), not the queued
-    // one (7.6), and the ceiling is what the service took at 33 by it, with
+    // one (7.5), and the ceiling is what the service took at 32 by it, with
     // one and a half standard errors more, and one: 22. The limit grows by
     // half the gap to just below it (19 at once), and holds there.
     let measured = feed.last();
@@ -313,44 +345,50 @@ fn back_pressure_that_ended_slow_start_measures_a_queue_below_the_refusals_away(
 #[test]
 fn slow_start_goes_on_after_a_measured_back_off_whose_level_passes() {
     // Slow start at 10 ms to 32, and its doubling refused as above: five
-    // refusals, cut to 33, and two more of the burst, measured at 33. The
+    // refusals, cut to 32, and two more of the burst, measured at 32. The
     // service refused those calls whatever the load, though: the figure
     // measured is slow start's, and the limit grows to just below the
-    // ceiling the burst set (35), holds there and probes it. The probe
-    // passes (it binds, as its warm-up did): the level goes, and slow start
-    // goes on from it, 70. (A measurement after a rise would have decided
-    // that slow start is over.)
+    // ceiling the burst set (34: 36 less the three refusals, and one),
+    // holds there and probes it. The probe passes (it binds, as its
+    // warm-up did): the level goes, and slow start goes on from it, 68. (A
+    // measurement after a rise would have decided that slow start is
+    // over.)
     let mut feed = Feed::new(Aimd::new(1, 256).starting_at(1));
     feed.slow_start_to(32, 10);
     assert_eq!(feed.round(10).limit, 64);
     let t = feed.now;
-    feed.until_decision(|_, _| sample(t, MS, true, true, 64));
-    assert_eq!(feed.limit(), 33);
+    feed.until_decision(|_, i| sample(t + i as u64, 1, true, true, 33 + i));
+    assert_eq!(feed.limit(), 32);
     for _ in 0..2 {
         feed.aimd.sample(&sample(t - MS, MS, true, true, 64));
     }
     let mut limits = vec![];
-    while feed.limit() <= 35 {
+    while feed.limit() <= 34 {
         limits.push(feed.round(10).limit);
         assert!(limits.len() < 200, "{limits:?}");
     }
     assert_eq!(feed.last().base, Some(Duration::from_millis(10)));
-    assert_eq!(limits[..4], [33, 33, 33, 34]);
-    assert_eq!(limits[limits.len() - 2..], [35, 70]);
+    assert_eq!(limits[..4], [32, 32, 32, 33]);
+    assert_eq!(limits[limits.len() - 2..], [34, 68]);
 }
 
 /// Samples of a service that takes 3 at a time and refuses the rest at
 /// once, `run` microseconds each, until `until` says stop (given the feed
-/// after each completion).
+/// after each completion). As a stream does, it starts as many items as
+/// the limit in force (what the controller last returned, which slow
+/// start's doubling raises one completion at a time): those beyond 3 are
+/// refused 1 µs later, then one of the 3 completes.
 fn serving_3(feed: &mut Feed, run: u64, mut until: impl FnMut(&Feed) -> bool) {
+    let mut in_force = feed.limit();
     for _ in 0..100_000 {
-        let (limit, t) = (feed.limit(), feed.now);
+        let (limit, t) = (in_force, feed.now);
         for _ in 3..limit {
             feed.aimd.sample(&sample(t, 1, true, true, limit));
         }
         let running = limit.min(3);
         feed.now = t + run / running as u64;
-        feed.aimd
+        in_force = feed
+            .aimd
             .sample(&sample(feed.now - run, run, true, false, running));
         if until(feed) {
             return;
