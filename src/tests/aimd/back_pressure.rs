@@ -101,18 +101,13 @@ fn back_pressure_backs_off_from_the_limit_in_force_when_the_refused_items_starte
     feed.slow_start_to(64, 10);
     let first = feed.now;
     let mut in_flight = 32;
-    for i in 0..5 {
-        in_flight += 1;
-        let started = first - 10 * MS + i;
-        feed.aimd
-            .sample(&sample(started, first - started, false, false, in_flight));
-    }
-    let second = first + MS;
-    for i in 0..5 {
-        in_flight += 1;
-        let started = second - 10 * MS + i;
-        feed.aimd
-            .sample(&sample(started, second - started, false, false, in_flight));
+    for moment in [first, first + MS] {
+        for i in 0..5 {
+            in_flight += 1;
+            let started = moment - 10 * MS + i;
+            feed.aimd
+                .sample(&sample(started, moment - started, false, false, in_flight));
+        }
     }
     let backoff = feed.until_decision(|_, _| sample(first, MS + 1, true, true, in_flight));
     assert!(backoff.overload, "{backoff:?}");

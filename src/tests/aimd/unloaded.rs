@@ -1,10 +1,10 @@
 //! The unloaded run time (of the fast requests where slow ones are common,
 //! outliers cut again until a cut keeps the same, learned only where no
 //! queue hides, lowered by a faster round, moved by a rise of the run time
-//! itself, told by four samples where they are clear; cuts forgotten after a round with no queue, but not
-//! while the run time stays), a measurement of more than 1 024 run times (of its
-//! latest), the room for run times reserved once, the clamps, the history, and
-//! the panics.
+//! itself, told by four samples where they are clear; cuts forgotten after
+//! a round with no queue, but not while the run time stays), a measurement
+//! of more than 1 024 run times (of its latest), the room for run times
+//! reserved once, the clamps, the history, and the panics.
 
 use std::time::Duration;
 

@@ -55,11 +55,7 @@ impl Summary {
     /// The line the guide's table has for this model.
     pub fn line(&self) -> String {
         let score = &self.worst;
-        let settle = match score.settle {
-            None => "—".to_string(),
-            Some(None) => "never".to_string(),
-            Some(Some(after)) => format!("{} ms", after.as_millis()),
-        };
+        let settle = score.settle_text();
         let mut misses = score.misses.clone();
         misses.sort_unstable();
         format!(

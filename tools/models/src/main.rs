@@ -410,11 +410,7 @@ impl Row {
 /// A row of the table (one seed's, or the worst over them).
 fn row_line(row: &Row, seed: &str, score: &Score, met: &str) -> String {
     let span = |span: &Span| format!("{}–{}, mean {:.1}", span.low, span.high, span.mean);
-    let settle = match score.settle {
-        None => "—".to_string(),
-        Some(None) => "never".to_string(),
-        Some(Some(after)) => format!("{} ms", after.as_millis()),
-    };
+    let settle = score.settle_text();
     let mut after = if score.settle.is_some() {
         span(&score.after)
     } else {

@@ -242,6 +242,16 @@ impl Score {
         )
     }
 
+    /// The settling after the change as the tables print it: none (no
+    /// change), never, or how long.
+    pub fn settle_text(&self) -> String {
+        match self.settle {
+            None => "—".to_string(),
+            Some(None) => "never".to_string(),
+            Some(Some(after)) => format!("{} ms", after.as_millis()),
+        }
+    }
+
     pub fn worst(self, other: Score) -> Score {
         let wasted_share = |s: &Score| s.wasted as f64 / s.calls as f64;
         let (wasted, base, calls) = if wasted_share(&other) > wasted_share(&self) {
