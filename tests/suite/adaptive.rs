@@ -7,10 +7,10 @@
 //! `limits()`, `stats()` and a handle taken before `.adaptive(...)` show it.
 //!
 //! The controller is [`Scripted`]: these tests check the stream's side
-//! of adaptivity, not `Aimd`'s rule (two run `Aimd`, for what its rule
+//! of adaptivity, not `Aimd`'s rule (a few run `Aimd`, for what its rule
 //! needs of both drivers: completions with one clock reading reported as
 //! one moment, and the items in flight at each refusal, which it judges
-//! refusals by). Deterministic: the futures are gates the
+//! refusals by and backs off from). Deterministic: the futures are gates the
 //! test opens, the clock (`support::now`) moves only when the test advances
 //! it, and spawned streams run on an executor the test steps.
 
@@ -442,6 +442,30 @@ both_modes! {
         assert!(capacity.beyond_late <= 24, "{capacity:?}");
     }
 
+    /// Point 26 with `Aimd`'s back-off (issue 34): refusals that come back in
+    /// the moment of other completions back off from the limit in force when
+    /// the refused items started, in both modes. Spawned, the completions of
+    /// a moment start their next items before its refusals reach the
+    /// controller, so the items in flight at a refusal count those starts
+    /// (here up to 160: backed off from them, the limit stood at 118 after
+    /// the moment and 18 more were refused); in place, the stream starts
+    /// them once the moment is settled.
+    fn aimd_backs_off_from_the_limit_in_force_when_the_refused_items_started(mode) {
+        // A service of 100 with no queue, from 64: slow start's doubling to
+        // 128 takes two moments (32 starts at most in one).
+        let moments = serve_beside(mode, 100, 7);
+        assert_eq!(moments[..3], [(0, 64), (0, 96), (0, 128)], "{moments:?}");
+        // 28 of those 128 refused, beside 100 completions that each start
+        // another under the next doubling: the back-off is from 128 (0.9
+        // times, rounded down), and the refusals of the same burst lower it
+        // further.
+        let (refused, limit) = moments[3];
+        assert!(refused == 28 && limit <= 115, "{moments:?}");
+        // A few more refused at most, and the limit holds at the capacity.
+        assert!(moments[4].0 <= 4, "{moments:?}");
+        assert_eq!(moments[5..], [(0, 100), (0, 100)], "{moments:?}");
+    }
+
     /// Point 26 with `Aimd`'s floor from what the service served (issue
     /// 34): a service of 32 servers with a queue, every call 20 ms, that
     /// pauses one moment in 5 (a collector's pause: the calls due then take
@@ -613,4 +637,45 @@ fn serve(mode: support::Mode, capacity: usize, moments: usize) -> Served {
         }
     }
     served
+}
+
+/// Runs `Aimd::new(1, 256).starting_at(64)` against a service of `capacity`
+/// servers with no queue, for `moments` moments 10 ms apart: every call
+/// takes one moment, and all the calls that ran in a moment come back at
+/// once at the next, those started beyond the capacity (the last started)
+/// refused. What it gives back: after each moment, the calls refused in it
+/// and the workers limit.
+fn serve_beside(mode: support::Mode, capacity: usize, moments: usize) -> Vec<(usize, usize)> {
+    support::reset_clock();
+    let gates = Gates::new();
+    let refused = Arc::new(Mutex::new(std::collections::HashSet::<usize>::new()));
+    let is_refused = {
+        let refused = Arc::clone(&refused);
+        move |id: &usize| refused.lock().unwrap().contains(id)
+    };
+    let mut run = drive!(
+        mode,
+        gates
+            .source(usize::MAX)
+            .bounded(1, 0)
+            .adaptive(Aimd::new(1, 256).starting_at(64), is_refused)
+            .clock(now)
+    );
+    assert!(run.take_ready().is_empty());
+    let mut seen = Vec::with_capacity(moments);
+    for _ in 0..moments {
+        advance(ms(10));
+        let running = gates.closed_started();
+        let beyond = running.len().saturating_sub(capacity);
+        refused
+            .lock()
+            .unwrap()
+            .extend(&running[running.len() - beyond..]);
+        for id in running {
+            gates.open(id);
+        }
+        run.take_ready();
+        seen.push((beyond, run.limits().workers()));
+    }
+    seen
 }
